@@ -1,0 +1,23 @@
+"""gluonport: Apache MXNet 1.x models and Gluon code, without MXNet.
+
+``import gluonport as mx`` gives the familiar namespaces: ``mx.nd``, ``mx.sym``, ``mx.cpu()``,
+``mx.gpu(i)``, ``mx.random``, and (as they land) ``mx.gluon``, ``mx.init``, ``mx.onnx``.
+"""
+
+from __future__ import annotations
+
+from . import errors
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .errors import GluonportError
+
+__version__ = "0.1.0"
+
+from . import attribute, name, ndarray, symbol  # noqa: E402
+from . import ndarray as nd  # noqa: E402
+from . import symbol as sym  # noqa: E402
+from .attribute import AttrScope  # noqa: E402
+from .executor import Executor  # noqa: E402
+
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
+           "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
+           "attribute", "__version__"]

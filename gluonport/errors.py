@@ -1,0 +1,105 @@
+"""The gluonport exception tree.
+
+Every error gluonport raises on purpose is a :class:`GluonportError`. Each subclass also inherits
+the builtin exception it refines, so code written against MXNet (which raised ``MXNetError``,
+``ValueError`` or ``NotImplementedError``) keeps catching what it caught before.
+
+Messages follow one pattern: the subject (file, node, byte offset), what went wrong, then the fix.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GluonportError",
+    "FormatError",
+    "OpAttributeError",
+    "ShapeError",
+    "DTypeError",
+    "UnsupportedOpError",
+    "GraphError",
+    "DeviceError",
+    "ConversionError",
+    "ParameterError",
+    "DeferredInitializationError",
+    "ValidationError",
+]
+
+
+class GluonportError(Exception):
+    """Base class of every error gluonport raises on purpose."""
+
+
+class FormatError(GluonportError, ValueError):
+    """A file (``.params``, symbol JSON, ONNX) is malformed, truncated or of an unknown version.
+
+    Parameters
+    ----------
+    message:
+        What is wrong and how to fix it.
+    path:
+        The file, when known; it is put in front of the message.
+    offset:
+        The byte offset where the problem was found, for binary files.
+    """
+
+    def __init__(self, message: str, path: str | None = None, offset: int | None = None):
+        self.path = path
+        self.offset = offset
+        self.detail = message
+        where = ""
+        if path is not None:
+            where = f"{path}: "
+        if offset is not None:
+            where += f"at byte {offset}: "
+        super().__init__(where + message)
+
+
+class OpAttributeError(GluonportError, ValueError):
+    """An operator attribute is missing, unknown or has a value that does not parse."""
+
+
+class ShapeError(GluonportError, ValueError):
+    """Shapes do not agree (shape inference, or arrays given to an op)."""
+
+
+class DTypeError(GluonportError, TypeError):
+    """A dtype is unknown or not supported where it is used."""
+
+
+class UnsupportedOpError(GluonportError, NotImplementedError):
+    """One or more operators have no implementation (compute or converter).
+
+    ``ops`` maps each unsupported op name to the node names that use it, so one error can list
+    every problem in a graph at once.
+    """
+
+    def __init__(self, message: str, ops: dict[str, list[str]] | None = None):
+        self.ops = dict(ops or {})
+        super().__init__(message)
+
+
+class GraphError(GluonportError, ValueError):
+    """A graph is malformed: dangling inputs, cycles, unknown names, missing arguments."""
+
+
+class DeviceError(GluonportError, RuntimeError):
+    """A device (context) was asked for that cannot be used."""
+
+
+class ConversionError(GluonportError, RuntimeError):
+    """A conversion (MXNet <-> ONNX) failed for a reason other than an unsupported op."""
+
+
+class ParameterError(GluonportError, ValueError):
+    """A Gluon Parameter is used wrongly: missing, extra, shape or dtype mismatch."""
+
+
+class DeferredInitializationError(GluonportError, RuntimeError):
+    """A Parameter's shape is not known yet; it is initialized on the first forward pass.
+
+    Mirrors ``mxnet.gluon.parameter.DeferredInitializationError``.
+    """
+
+
+class ValidationError(GluonportError, AssertionError):
+    """Two results that must agree numerically do not."""

@@ -1,0 +1,76 @@
+"""Binding a front-end call ``op(*args, **kwargs)`` to an operator's inputs and attributes.
+
+MXNet's generated ``nd.X`` / ``sym.X`` functions take inputs first (positionally or by input
+name), then attributes (by keyword, or positionally in the operator's declared order). Both front
+ends bind calls here so they accept exactly the same signatures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..attrs import Params
+from ..errors import OpAttributeError
+from .registry import OpDef
+
+__all__ = ["BoundCall", "bind_call"]
+
+
+class BoundCall:
+    """The result of binding: inputs by position (``None`` = not given), attribute strings."""
+
+    __slots__ = ("inputs", "input_names", "attrs", "params")
+
+    def __init__(self, inputs: list, input_names: list[str], attrs: dict[str, str],
+                 params: Params):
+        self.inputs = inputs
+        self.input_names = input_names
+        self.attrs = attrs
+        self.params = params
+
+
+def bind_call(op: OpDef, args: tuple, kwargs: dict[str, Any],
+              is_input: Callable[[Any], bool]) -> BoundCall:
+    """Split a call into inputs and attributes, parse the attributes, order the inputs.
+
+    ``is_input`` tells an input value (an NDArray, a Symbol) from an attribute value.
+    Raises :class:`OpAttributeError` for an unknown keyword or a bad value.
+    """
+    pos_inputs: list[Any] = []
+    pos_attrs: list[Any] = []
+    for a in args:
+        if not pos_attrs and (a is None or is_input(a) or isinstance(a, (list, tuple))
+                              and op.variadic is not None and a and all(map(is_input, a))):
+            if isinstance(a, (list, tuple)):
+                pos_inputs.extend(a)
+            else:
+                pos_inputs.append(a)
+        else:
+            pos_attrs.append(a)
+    kw_inputs = {k: v for k, v in kwargs.items() if is_input(v)}
+    attr_kwargs = {k: v for k, v in kwargs.items() if k not in kw_inputs}
+    if pos_attrs:
+        fields = [n for n in op.params.fields if n not in attr_kwargs]
+        if len(pos_attrs) > len(fields):
+            raise OpAttributeError(f"{op.name}: too many positional arguments {pos_attrs!r}")
+        attr_kwargs.update(zip(fields, pos_attrs))
+    if op.variadic is not None:
+        pos_inputs.extend(kw_inputs.values())  # MXNet allows sym.Concat(*l) only; be lenient
+        kw_inputs = {}
+        if op.variadic:
+            attr_kwargs[op.variadic] = len(pos_inputs)
+    attrs = op.params.to_attrs(attr_kwargs, op=op.name)
+    params = op.parse(attrs, strict=True)
+    names = op.input_names(params, len(pos_inputs))
+    if op.variadic is not None:
+        return BoundCall(list(pos_inputs), names, attrs, params)
+    if len(pos_inputs) > len(names):
+        raise OpAttributeError(f"{op.name}: takes inputs {names}, got {len(pos_inputs)} "
+                               "positional inputs")
+    inputs: list[Any] = list(pos_inputs) + [None] * (len(names) - len(pos_inputs))
+    for k, v in kw_inputs.items():
+        if k not in names:
+            raise OpAttributeError(f"{op.name}: unknown input {k!r}; inputs are {names}")
+        inputs[names.index(k)] = v
+    return BoundCall(inputs, names, attrs, params)

@@ -1,0 +1,20 @@
+"""Imports every op family module once, which registers their operators."""
+
+from . import (  # noqa: F401
+    contrib,
+    conv,
+    detection,
+    elemwise,
+    indexing,
+    init,
+    linalg,
+    nn,
+    norm,
+    output,
+    pool,
+    random,
+    reduce,
+    rnn,
+    shape,
+    sort,
+)

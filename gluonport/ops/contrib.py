@@ -1,0 +1,1 @@
+"""contrib operators (being written)."""

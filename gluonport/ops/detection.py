@@ -1,0 +1,1 @@
+"""detection operators (being written)."""

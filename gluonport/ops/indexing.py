@@ -1,0 +1,1 @@
+"""indexing operators (being written)."""

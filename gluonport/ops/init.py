@@ -1,0 +1,1 @@
+"""init operators (being written)."""

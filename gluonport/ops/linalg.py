@@ -1,0 +1,1 @@
+"""linalg operators (being written)."""

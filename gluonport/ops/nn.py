@@ -1,0 +1,1 @@
+"""nn operators (being written)."""

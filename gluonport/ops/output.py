@@ -1,0 +1,1 @@
+"""output operators (being written)."""

@@ -1,0 +1,1 @@
+"""random operators (being written)."""

@@ -1,0 +1,262 @@
+"""The operator registry: one :class:`OpDef` per MXNet operator, keyed by MXNet's exact name.
+
+An OpDef carries everything gluonport knows about an operator (ARCHITECTURE.md): its typed
+attributes (:class:`~gluonport.attrs.ParamSpec`), input names, auxiliary-state inputs, number of
+outputs, shape and type inference, numpy compute, and ONNX export handlers. ``nd``, ``sym``, the
+executor, the file formats and the ONNX exporter all read it from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..attrs import Field, Params, ParamSpec
+from ..errors import GluonportError, ShapeError, UnsupportedOpError
+
+__all__ = [
+    "OpDef",
+    "register",
+    "get",
+    "find",
+    "all_ops",
+    "canonical_name",
+    "Shape",
+    "ShapeList",
+]
+
+Shape = "tuple[int, ...] | None"
+"""A shape in inference: a tuple of ints, ``0`` for an unknown dim (MXNet 1.x legacy semantics),
+or ``None`` when nothing is known."""
+
+ShapeList = list  # list[tuple[int, ...] | None]
+
+ComputeFn = Callable[..., Any]
+ShapeFn = Callable[[Params, list], tuple[list, list]]
+TypeFn = Callable[[Params, list], tuple[list, list]]
+OnnxFn = Callable[..., Any]
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Everything about one MXNet operator.
+
+    Attributes
+    ----------
+    name:
+        MXNet's registered name (``"FullyConnected"``); the name written into symbol JSON.
+    params:
+        The typed attributes with MXNet's defaults (a dict of Fields is accepted).
+    compute:
+        ``compute(p, *inputs) -> ndarray | tuple[ndarray, ...]`` on numpy arrays, inference
+        semantics (``is_train=False``). Must return *all* ``num_outputs`` outputs.
+    inputs:
+        Input names in MXNet's order (``("data", "weight", "bias")``), or a function of the
+        params (``no_bias`` drops ``bias``). Variadic ops set ``variadic``.
+    variadic:
+        For ops taking any number of inputs (Concat, add_n): the attribute that holds the count
+        (``"num_args"``), set automatically by the front ends; ``""`` when there is none.
+    aux:
+        Indices of inputs that are auxiliary states (MXNet's ``FMutateInputs``): BatchNorm's
+        moving mean/var. They are ``aux:`` entries in params files and entry version 1 in JSON.
+    num_outputs:
+        Total outputs, hidden ones included (what ``node_row_ptr`` counts).
+    num_visible_outputs:
+        Outputs a Symbol exposes (``list_outputs``); defaults to ``num_outputs``.
+    output_names:
+        Names of all outputs, used by ``list_outputs``/``get_internals`` as ``<node>_<name>``;
+        default ``("output",)``, and ``output0, output1, ...`` for several outputs. BatchNorm
+        declares ``("output", "mean", "var")``.
+    infer_shape:
+        ``infer_shape(p, in_shapes) -> (in_shapes, out_shapes)``; may complete unknown input
+        shapes (weights) from the data shape. ``None`` entries are unknown.
+    infer_type:
+        ``infer_type(p, in_dtypes) -> (in_dtypes, out_dtypes)`` on numpy dtypes; the default
+        makes every input and output the dtype of the first known input.
+    train_compute:
+        Training-mode compute when it differs (Dropout, BatchNorm batch statistics).
+    aliases:
+        Other names MXNet accepts for the op (``"_Plus"``, ``"split"``); they resolve here.
+    no_onnx:
+        Why there is no ONNX export, when there is none by design.
+    """
+
+    name: str
+    params: ParamSpec | Mapping[str, Field] = field(default_factory=ParamSpec)
+    compute: ComputeFn | None = None
+    inputs: Sequence[str] | Callable[[Params], Sequence[str]] = ("data",)
+    variadic: str | None = None
+    aux: Sequence[int] = ()
+    num_outputs: int | Callable[[Params], int] = 1
+    num_visible_outputs: int | Callable[[Params], int] | None = None
+    output_names: Sequence[str] | Callable[[Params], Sequence[str]] | None = None
+    infer_shape: ShapeFn | None = None
+    infer_type: TypeFn | None = None
+    train_compute: ComputeFn | None = None
+    aliases: tuple[str, ...] = ()
+    no_onnx: str | None = None
+    doc: str = ""
+    onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, ParamSpec):
+            self.params = ParamSpec(self.params)
+
+    # --- what the front ends ask ------------------------------------------------------------
+    def parse(self, attrs: Mapping[str, str], node: str = "", strict: bool = False) -> Params:
+        """Parse a node's attribute strings (see :meth:`ParamSpec.parse`)."""
+        return self.params.parse(attrs, op=self.name, node=node, strict=strict)
+
+    def input_names(self, p: Params, n_given: int | None = None) -> list[str]:
+        """Input names for these params; variadic ops name them ``arg0, arg1, ...``."""
+        if self.variadic is not None:
+            count = n_given
+            if count is None and self.variadic:
+                count = int(p.get(self.variadic, 0) or 0)
+            return [f"arg{i}" for i in range(count or 0)]
+        names = self.inputs(p) if callable(self.inputs) else self.inputs
+        return list(names)
+
+    def n_outputs(self, p: Params) -> int:
+        n = self.num_outputs
+        return n(p) if callable(n) else n
+
+    def n_visible_outputs(self, p: Params) -> int:
+        n = self.num_visible_outputs
+        if n is None:
+            return self.n_outputs(p)
+        return n(p) if callable(n) else n
+
+    def list_output_names(self, p: Params) -> list[str]:
+        """Names of *all* outputs (hidden ones included); ``list_outputs`` shows the visible
+        prefix. Default: ``output``, or ``output0, output1, ...``."""
+        names = self.output_names
+        if names is not None:
+            return list(names(p) if callable(names) else names)
+        n = self.n_outputs(p)
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
+    def shapes(self, p: Params, in_shapes: list) -> tuple[list, list]:
+        """Run shape inference; ops without a rule get the elementwise one."""
+        fn = self.infer_shape or _same_shape_rule
+        ins, outs = fn(p, list(in_shapes))
+        return list(ins), list(outs)
+
+    def types(self, p: Params, in_types: list) -> tuple[list, list]:
+        """Run type inference (default: all inputs and outputs share the first known dtype)."""
+        if self.infer_type is not None:
+            ins, outs = self.infer_type(p, list(in_types))
+            return list(ins), list(outs)
+        known = next((t for t in in_types if t is not None), None)
+        return [known if t is None else t for t in in_types], [known] * self.n_outputs(p)
+
+    def run(self, p: Params, inputs: Sequence[np.ndarray], is_train: bool = False) -> list:
+        """Compute all outputs as a list of numpy arrays."""
+        fn = self.train_compute if (is_train and self.train_compute is not None) else self.compute
+        if fn is None:
+            raise UnsupportedOpError(f"operator {self.name!r} has no numpy compute",
+                                     {self.name: []})
+        out = fn(p, *inputs)
+        if isinstance(out, (tuple, list)):
+            return list(out)
+        return [out]
+
+    # --- ONNX -------------------------------------------------------------------------------
+    def to_onnx(self, since: int) -> Callable[[OnnxFn], OnnxFn]:
+        """Decorator registering an ONNX export handler for opsets >= ``since``.
+
+        The exporter picks the newest handler whose ``since`` is <= the target opset.
+        """
+
+        def deco(fn: OnnxFn) -> OnnxFn:
+            if any(s == since for s, _ in self.onnx_handlers):
+                raise GluonportError(f"{self.name}: two ONNX handlers for opset {since}")
+            self.onnx_handlers.append((since, fn))
+            self.onnx_handlers.sort(key=lambda sf: sf[0])
+            return fn
+
+        return deco
+
+    def onnx_handler(self, opset: int) -> OnnxFn | None:
+        """The handler serving ``opset``: the newest whose ``since`` <= opset."""
+        best = None
+        for since, fn in self.onnx_handlers:
+            if since <= opset:
+                best = fn
+        return best
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.name}>"
+
+
+def _same_shape_rule(p: Params, in_shapes: list) -> tuple[list, list]:
+    """MXNet's ElemwiseShape: every input and the output have one shape."""
+    from ._shape import same_shape
+
+    return same_shape(in_shapes, 1)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an operator; a name or alias used twice is refused (one definition per op)."""
+    for name in (op.name, *op.aliases):
+        if name in _REGISTRY or name in _ALIASES:
+            raise GluonportError(f"operator name {name!r} is registered twice "
+                                 f"(by {op.name!r} and {_ALIASES.get(name, name)!r})")
+    _REGISTRY[op.name] = op
+    for alias in op.aliases:
+        _ALIASES[alias] = op.name
+    return op
+
+
+def _ensure_loaded() -> None:
+    from . import _families  # noqa: F401  (imports every family module once)
+
+
+def find(name: str) -> OpDef | None:
+    """The OpDef for a name or alias, or ``None``."""
+    _ensure_loaded()
+    op = _REGISTRY.get(name)
+    if op is None and name in _ALIASES:
+        op = _REGISTRY[_ALIASES[name]]
+    return op
+
+
+def get(name: str, node: str | None = None) -> OpDef:
+    """The OpDef for a name or alias; :class:`UnsupportedOpError` when unknown."""
+    op = find(name)
+    if op is None:
+        where = f"node {node!r}: " if node else ""
+        raise UnsupportedOpError(
+            f"{where}operator {name!r} is not supported by gluonport; supported ops: see "
+            "gluonport/ops/OPERATORS.md", {name: [node] if node else []})
+    return op
+
+
+def canonical_name(name: str) -> str:
+    """The registered name for an alias (``'_Plus'`` -> ``'elemwise_add'``)."""
+    return get(name).name
+
+
+def all_ops() -> dict[str, OpDef]:
+    """Every registered op by canonical name."""
+    _ensure_loaded()
+    return dict(_REGISTRY)
+
+
+def aliases() -> dict[str, str]:
+    """Alias -> canonical name."""
+    _ensure_loaded()
+    return dict(_ALIASES)
+
+
+def check_shape(cond: bool, message: str) -> None:
+    """Raise :class:`ShapeError` with ``message`` unless ``cond``."""
+    if not cond:
+        raise ShapeError(message)

@@ -1,0 +1,128 @@
+"""Graph nodes and traversal shared by Symbol, inference, the executor and the exporters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..attrs import Params
+from ..errors import UnsupportedOpError
+from ..ops import registry
+from ..ops.registry import OpDef
+
+__all__ = ["Node", "Entry", "topo_order", "unknown_op", "check_supported"]
+
+
+class Node:
+    """One graph node: a variable (``op is None``) or an operator application.
+
+    ``attrs`` holds MXNet's attribute strings verbatim (op parameters and ``__hidden__``
+    annotations alike); ``inputs`` are ``(node, output_index)`` pairs.
+    """
+
+    __slots__ = ("op", "name", "attrs", "inputs", "control_deps", "subgraphs", "_params",
+                 "__weakref__")
+
+    def __init__(self, op: OpDef | None, name: str, attrs: dict[str, str] | None = None,
+                 inputs: list[tuple[Node, int]] | None = None):
+        self.op = op
+        self.name = name
+        self.attrs: dict[str, str] = dict(attrs or {})
+        self.inputs: list[tuple[Node, int]] = list(inputs or [])
+        self.control_deps: list[Node] = []
+        self.subgraphs: list[Any] = []
+        self._params: Params | None = None
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op is None
+
+    @property
+    def op_name(self) -> str:
+        return "null" if self.op is None else self.op.name
+
+    @property
+    def params(self) -> Params:
+        """Parsed attributes (cached; files are parsed leniently: unknown keys warn)."""
+        if self._params is None:
+            self._params = self.op.parse(self.attrs, node=self.name, strict=False)
+        return self._params
+
+    def invalidate(self) -> None:
+        self._params = None
+
+    def num_outputs(self) -> int:
+        return 1 if self.op is None else self.op.n_outputs(self.params)
+
+    def num_visible_outputs(self) -> int:
+        return 1 if self.op is None else self.op.n_visible_outputs(self.params)
+
+    def output_names(self) -> list[str]:
+        """Names as ``list_outputs`` prints them: ``fc1_output``, ``bn_mean``, or a var name."""
+        if self.op is None:
+            return [self.name]
+        return [f"{self.name}_{n}" for n in self.op.list_output_names(self.params)]
+
+    def aux_input_indices(self) -> Sequence[int]:
+        return () if self.op is None else self.op.aux
+
+    def __repr__(self) -> str:
+        return f"<Node {self.op_name} {self.name}>"
+
+
+Entry = tuple  # (Node, output_index)
+
+
+def topo_order(heads: Iterable[Node]) -> list[Node]:
+    """Post-order DFS from ``heads`` (inputs in order, then control deps), as nnvm's DFSVisit.
+
+    This is the node order of symbol JSON and of ``list_arguments``. Iterative, so deep graphs
+    do not hit Python's recursion limit.
+    """
+    order: list[Node] = []
+    seen: set[int] = set()
+    for head in heads:
+        if id(head) in seen:
+            continue
+        stack: list[tuple[Node, int]] = [(head, 0)]
+        seen.add(id(head))
+        while stack:
+            node, i = stack[-1]
+            preds = node.inputs
+            n_in = len(preds)
+            if i < n_in + len(node.control_deps):
+                stack[-1] = (node, i + 1)
+                nxt = preds[i][0] if i < n_in else node.control_deps[i - n_in]
+                if id(nxt) not in seen:
+                    seen.add(id(nxt))
+                    stack.append((nxt, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def unknown_op(name: str, n_inputs: int, n_outputs: int) -> OpDef:
+    """A stand-in OpDef for an operator gluonport does not know, so the graph still loads
+    (to inspect it, or to report every unsupported op at once). It cannot run or export."""
+    return OpDef(name, compute=None, inputs=tuple(f"arg{i}" for i in range(n_inputs)),
+                 num_outputs=max(1, n_outputs), no_onnx="not supported by gluonport")
+
+
+def is_known(op: OpDef) -> bool:
+    return registry.find(op.name) is op
+
+
+def check_supported(nodes: Iterable[Node], what: str = "run") -> None:
+    """Raise one :class:`UnsupportedOpError` listing every unknown op and its nodes."""
+    missing: dict[str, list[str]] = {}
+    for n in nodes:
+        if n.op is not None and not is_known(n.op):
+            missing.setdefault(n.op.name, []).append(n.name)
+    if missing:
+        listing = "; ".join(f"{op} (nodes: {', '.join(names[:5])}"
+                            f"{', ...' if len(names) > 5 else ''})"
+                            for op, names in sorted(missing.items()))
+        raise UnsupportedOpError(
+            f"cannot {what} the graph: {len(missing)} operator(s) not supported by gluonport: "
+            f"{listing}. Supported ops: see gluonport/ops/OPERATORS.md", missing)

@@ -1,0 +1,109 @@
+"""The per-op test driver (STYLE.md): one case, checked several ways.
+
+A case table lives in ``tests/ops/cases_<family>.py`` as plain data (no mxnet, no gluonport
+imports), so the oracle generator ``tests/golden/ops/gen_ops.py`` (run with MXNet 1.9.1) and the
+tests read the same table. Each case is a dict:
+
+    name     unique id, e.g. "conv2d_stride2_pad1"
+    op       MXNet op name as called, e.g. "Convolution" or "_contrib_box_nms"
+    inputs   list of input specs: {"shape": (2, 3), "dtype": "float32", "low": -1, "high": 1}
+             (uniform random, fixed seed) or {"value": [[...]]} (literal)
+    attrs    keyword attributes, Python values as a user would pass them to mx.nd.<op>
+    rtol, atol  tolerances against MXNet's outputs (default 1e-5, 1e-6)
+    compare  optional: "shape" to compare only shapes/dtypes (ties, random ops), or a list of
+             output indices to compare
+    skip_sym optional reason to skip the symbolic checks
+
+The golden npz ``tests/golden/ops/<family>.npz`` holds ``<name>/in<i>`` and ``<name>/out<i>``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+import gluonport as mx
+from gluonport.ndarray import invoke
+
+GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "..", "golden", "ops")
+
+
+def load_golden(family: str) -> dict[str, dict[str, list[np.ndarray]]]:
+    """``{case name: {"inputs": [...], "outputs": [...]}}`` from the family's npz."""
+    path = os.path.join(GOLDEN_DIR, f"{family}.npz")
+    data = np.load(path)
+    cases: dict[str, dict[str, list[np.ndarray]]] = {}
+    for key in data.files:
+        name, _, slot = key.rpartition("/")
+        entry = cases.setdefault(name, {"inputs": [], "outputs": []})
+        kind = "inputs" if slot.startswith("in") else "outputs"
+        idx = int(slot[2:] if kind == "inputs" else slot[3:])
+        lst = entry[kind]
+        while len(lst) <= idx:
+            lst.append(None)
+        lst[idx] = data[key]
+    return cases
+
+
+def _as_list(x: Any) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _compare(case: dict, got: list[np.ndarray], want: list[np.ndarray], how: str) -> None:
+    rtol, atol = case.get("rtol", 1e-5), case.get("atol", 1e-6)
+    sel = case.get("compare")
+    idx = sel if isinstance(sel, list) else range(len(want))
+    assert len(got) >= len(want), f"{case['name']} ({how}): {len(got)} outputs, want {len(want)}"
+    for i in idx:
+        g, w = np.asarray(got[i]), want[i]
+        assert g.shape == w.shape, f"{case['name']} ({how}) out{i}: shape {g.shape} != {w.shape}"
+        assert g.dtype == w.dtype, f"{case['name']} ({how}) out{i}: dtype {g.dtype} != {w.dtype}"
+        if sel == "shape":
+            continue
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol,
+                                   atol=atol, err_msg=f"{case['name']} ({how}) out{i}")
+
+
+def check_nd(case: dict, golden: dict) -> list[np.ndarray]:
+    """Imperative: ``nd.<op>(*inputs, **attrs)`` equals MXNet's outputs."""
+    inputs = [mx.nd.array(x, dtype=x.dtype) for x in golden["inputs"]]
+    out = invoke(case["op"], inputs, dict(case.get("attrs", {})))
+    got = [o.asnumpy() for o in _as_list(out)]
+    _compare(case, got, golden["outputs"], "nd")
+    return got
+
+
+def _build_sym(case: dict, golden: dict):
+    names = [f"in{i}" for i in range(len(golden["inputs"]))]
+    vars_ = [mx.sym.var(n) for n in names]
+    out = mx.sym.invoke(case["op"], vars_, dict(case.get("attrs", {})))
+    return out, dict(zip(names, golden["inputs"]))
+
+
+def check_sym(case: dict, golden: dict) -> None:
+    """Symbolic: shape/type inference agree with the real outputs; the executor and a JSON
+    round trip give MXNet's outputs."""
+    if case.get("skip_sym"):
+        return
+    out, feed = _build_sym(case, golden)
+    want = golden["outputs"]
+    _, out_shapes, _ = out.infer_shape(**{k: v.shape for k, v in feed.items()})
+    assert out_shapes is not None, f"{case['name']}: infer_shape incomplete"
+    _, out_types, _ = out.infer_type(**{k: v.dtype for k, v in feed.items()})
+    assert out_types is not None, f"{case['name']}: infer_type incomplete"
+    n_vis = len(out.list_outputs())
+    for i in range(min(n_vis, len(want))):
+        assert tuple(out_shapes[i]) == want[i].shape, (
+            f"{case['name']}: infer_shape out{i} {out_shapes[i]} != {want[i].shape}")
+        assert np.dtype(out_types[i]) == want[i].dtype, (
+            f"{case['name']}: infer_type out{i} {out_types[i]} != {want[i].dtype}")
+    got = [o.asnumpy() for o in out.eval(**{k: mx.nd.array(v, dtype=v.dtype)
+                                            for k, v in feed.items()})]
+    _compare(case, got, want, "executor")
+    again = mx.sym.load_json(out.tojson())
+    assert again.tojson() == out.tojson(), f"{case['name']}: JSON round trip changed the graph"
+    got = [o.asnumpy() for o in again.eval(**{k: mx.nd.array(v, dtype=v.dtype)
+                                              for k, v in feed.items()})]
+    _compare(case, got, want, "json round trip")

@@ -1,0 +1,57 @@
+"""Case table for gluonport/ops/elemwise.py (plain data; see tests/ops/_check.py)."""
+
+F = {"shape": (2, 3)}
+POS = {"shape": (2, 3), "low": 0.1, "high": 2.0}
+ROW = {"shape": (1, 3)}
+I32 = {"shape": (2, 3), "dtype": "int32", "low": -5, "high": 6}
+I32NZ = {"shape": (2, 3), "dtype": "int32", "low": 1, "high": 6}
+
+CASES = [
+    {"name": "elemwise_add", "op": "elemwise_add", "inputs": [F, F]},
+    {"name": "elemwise_sub", "op": "elemwise_sub", "inputs": [F, F]},
+    {"name": "elemwise_mul", "op": "elemwise_mul", "inputs": [F, F]},
+    {"name": "elemwise_div", "op": "elemwise_div", "inputs": [F, POS]},
+    {"name": "elemwise_add_int32", "op": "elemwise_add", "inputs": [I32, I32]},
+    {"name": "plus_alias", "op": "_Plus", "inputs": [F, F]},
+    {"name": "broadcast_add_row", "op": "broadcast_add", "inputs": [F, ROW]},
+    {"name": "broadcast_sub_row", "op": "broadcast_sub", "inputs": [ROW, F]},
+    {"name": "broadcast_mul_col", "op": "broadcast_mul", "inputs": [F, {"shape": (2, 1)}]},
+    {"name": "broadcast_div_row", "op": "broadcast_div", "inputs": [F, {"shape": (1, 3), "low": 0.5, "high": 2}]},
+    {"name": "broadcast_div_int", "op": "broadcast_div", "inputs": [I32, I32NZ]},
+    {"name": "broadcast_mod", "op": "broadcast_mod", "inputs": [{"shape": (2, 3), "low": -4, "high": 4}, {"shape": (1, 3), "low": 0.5, "high": 2}]},
+    {"name": "broadcast_power", "op": "broadcast_power", "inputs": [POS, ROW]},
+    {"name": "broadcast_maximum", "op": "broadcast_maximum", "inputs": [F, ROW]},
+    {"name": "broadcast_minimum", "op": "broadcast_minimum", "inputs": [F, ROW]},
+    {"name": "broadcast_hypot", "op": "broadcast_hypot", "inputs": [F, ROW]},
+    {"name": "broadcast_equal", "op": "broadcast_equal", "inputs": [{"value": [[1, 2, 3], [3, 2, 1]]}, {"value": [[1, 0, 3]]}]},
+    {"name": "broadcast_greater", "op": "broadcast_greater", "inputs": [F, ROW]},
+    {"name": "broadcast_lesser_equal", "op": "broadcast_lesser_equal", "inputs": [F, ROW]},
+    {"name": "broadcast_logical_and", "op": "broadcast_logical_and", "inputs": [{"value": [[0, 1, 2]]}, {"value": [[1], [0]]}]},
+    {"name": "broadcast_logical_xor", "op": "broadcast_logical_xor", "inputs": [{"value": [[0, 1, 2]]}, {"value": [[1], [0]]}]},
+    {"name": "maximum", "op": "_maximum", "inputs": [F, F]},
+    {"name": "power", "op": "_power", "inputs": [POS, F]},
+    {"name": "plus_scalar", "op": "_plus_scalar", "inputs": [F], "attrs": {"scalar": 2.5}},
+    {"name": "plus_scalar_int", "op": "_plus_scalar", "inputs": [I32], "attrs": {"scalar": 2}},
+    {"name": "rminus_scalar", "op": "_rminus_scalar", "inputs": [F], "attrs": {"scalar": 1.0}},
+    {"name": "mul_scalar", "op": "_mul_scalar", "inputs": [F], "attrs": {"scalar": -3.0}},
+    {"name": "div_scalar", "op": "_div_scalar", "inputs": [F], "attrs": {"scalar": 4.0}},
+    {"name": "rdiv_scalar", "op": "_rdiv_scalar", "inputs": [POS], "attrs": {"scalar": 2.0}},
+    {"name": "mod_scalar", "op": "_mod_scalar", "inputs": [{"shape": (2, 3), "low": -5, "high": 5}], "attrs": {"scalar": 1.5}},
+    {"name": "power_scalar", "op": "_power_scalar", "inputs": [POS], "attrs": {"scalar": 3.0}},
+    {"name": "rpower_scalar", "op": "_rpower_scalar", "inputs": [F], "attrs": {"scalar": 2.0}},
+    {"name": "greater_scalar", "op": "_greater_scalar", "inputs": [F], "attrs": {"scalar": 0.0}},
+    {"name": "equal_scalar", "op": "_equal_scalar", "inputs": [{"value": [1, 2, 3]}], "attrs": {"scalar": 2}},
+    {"name": "maximum_scalar", "op": "_maximum_scalar", "inputs": [F], "attrs": {"scalar": 0.2}},
+    {"name": "negative", "op": "negative", "inputs": [F]},
+    {"name": "abs", "op": "abs", "inputs": [F]},
+    {"name": "sign", "op": "sign", "inputs": [F]},
+    {"name": "sqrt", "op": "sqrt", "inputs": [POS]},
+    {"name": "square", "op": "square", "inputs": [F]},
+    {"name": "exp", "op": "exp", "inputs": [F]},
+    {"name": "log", "op": "log", "inputs": [POS]},
+    {"name": "relu", "op": "relu", "inputs": [F]},
+    {"name": "sigmoid", "op": "sigmoid", "inputs": [F]},
+    {"name": "tanh", "op": "tanh", "inputs": [F]},
+    {"name": "identity", "op": "identity", "inputs": [F]},
+    {"name": "copy", "op": "_copy", "inputs": [I32]},
+]
