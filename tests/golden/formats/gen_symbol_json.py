@@ -75,15 +75,15 @@ def multi_output():
 
 
 def concat12():
-    xs = [mx.sym.var("x%d" % i) for i in range(12)]
+    xs = [mx.sym.var(f"x{i}") for i in range(12)]
     return mx.sym.Concat(*xs, dim=1, name="concat")
 
 
 def escapes():
-    v = mx.sym.var(u"donn\u00e9es_\u20ac_\U0001f600",
-                   attr={"note": "a\"b\tc\nd\\e\rf", u"\u00e9t\u00e9": u"caf\u00e9 \u2603"})
+    v = mx.sym.var("donn\u00e9es_\u20ac_\U0001f600",
+                   attr={"note": "a\"b\tc\nd\\e\rf", "\u00e9t\u00e9": "caf\u00e9 \u2603"})
     w = mx.sym.var("we\"ird\tname\\x")
-    return mx.sym.elemwise_add(v, w, name=u"sum_\u00fc\"\n")
+    return mx.sym.elemwise_add(v, w, name="sum_\u00fc\"\n")
 
 
 def user_attrs():
