@@ -8,6 +8,7 @@ numpy arrays, exactly as stored, and expands them with :meth:`SparseArray.todens
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -127,11 +128,15 @@ class SparseArray:
     @property
     def size(self) -> int:
         """Number of elements of the dense array."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def todense(self) -> np.ndarray:
         """The dense numpy array; :class:`ShapeError` for indices out of range."""
-        out = np.zeros(self.shape, self.data.dtype)
+        try:
+            out = np.zeros(self.shape, self.data.dtype)
+        except ValueError as exc:  # numpy: "array is too big"
+            raise ShapeError(f"cannot densify a {self.stype} array of shape {self.shape}: "
+                             f"{exc}") from None
         if self.stype == "row_sparse":
             _check_range("row_sparse indices", self.indices, self.shape[0])
             out[self.indices] = self.data

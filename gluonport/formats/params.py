@@ -178,13 +178,19 @@ def _open_source(source: Source, use_mmap: bool) -> tuple[Any, str]:
                               path=str(getattr(source, "name", "<stream>")))
         return data, str(getattr(source, "name", "<stream>"))
     path = os.fspath(source)
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=0) as f:
         size = os.fstat(f.fileno()).st_size
         if use_mmap and size > 0:
             return _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ), str(path)
-        buf = bytearray(size)
-        got = f.readinto(buf)
-        return (buf if got == size else buf[:got]), str(path)
+        # np.empty + readinto: one pass over the data (bytearray(n) would zero-fill it first).
+        buf = np.empty(size, np.uint8)
+        got = 0
+        while got < size:
+            n = f.readinto(memoryview(buf)[got:])
+            if not n:
+                break
+            got += n
+        return buf[:got], str(path)
 
 
 def _read_list(r: Reader, bfloat16: str, strict: bool) -> ParamsFile:
@@ -326,7 +332,16 @@ def _read_sparse(r: Reader, what: str, start: int, stype: int, sshape: tuple[int
         if aux_shape is None or -1 in aux_shape:
             raise r.error(f"{what} aux {j} has an unknown shape", at + 4)
         aux.append((aux_dt, aux_shape))
-    data = _finish(r.array(dt.numpy, sshape, f"{what} data"), dt.flag, bfloat16)
+    # Like MXNet's loader (Chunk::CheckAndAlloc), take the stored row/value count from the
+    # indices' shape, not from storage_shape: mx.nd.save can write a stale storage_shape[0].
+    if stype == 1:
+        if len(sshape) != len(shape) or len(aux[0][1]) != 1:
+            raise r.error(f"{what}: row_sparse storage shape {sshape} / index shape "
+                          f"{aux[0][1]} do not fit the shape {shape}", start)
+        dshape = (aux[0][1][0], *sshape[1:])
+    else:
+        dshape = aux[1][1]
+    data = _finish(r.array(dt.numpy, dshape, f"{what} data"), dt.flag, bfloat16)
     parts = [r.array(a.numpy, s, f"{what} aux {j} data") for j, (a, s) in enumerate(aux)]
     try:
         if stype == 1:
