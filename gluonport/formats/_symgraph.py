@@ -93,7 +93,8 @@ class Graph:
     arg_nodes: list[int] | None = None
     attrs: dict[str, list[Any]] = field(default_factory=dict)
     node_row_ptr: list[int] | None = None
-    mxnet_version: int = MXNET_VERSION
+    # The version *read* is provenance, not content: graphs that differ only in it are equal.
+    mxnet_version: int = field(default=MXNET_VERSION, compare=False)
 
     @property
     def is_np_shape(self) -> bool:
