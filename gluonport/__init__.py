@@ -17,7 +17,10 @@ from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from .executor import Executor  # noqa: E402
+from . import initializer, model  # noqa: E402
+from . import initializer as init  # noqa: E402
+from . import gluon  # noqa: E402
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
-           "attribute", "__version__"]
+           "attribute", "initializer", "init", "model", "gluon", "__version__"]

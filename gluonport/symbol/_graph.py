@@ -102,11 +102,18 @@ def topo_order(heads: Iterable[Node]) -> list[Node]:
     return order
 
 
+class _StandInOp(OpDef):
+    """An operator gluonport does not know: its attributes are kept verbatim, never parsed."""
+
+    def parse(self, attrs, node: str = "", strict: bool = False) -> Params:
+        return Params({})
+
+
 def unknown_op(name: str, n_inputs: int, n_outputs: int) -> OpDef:
     """A stand-in OpDef for an operator gluonport does not know, so the graph still loads
     (to inspect it, or to report every unsupported op at once). It cannot run or export."""
-    return OpDef(name, compute=None, inputs=tuple(f"arg{i}" for i in range(n_inputs)),
-                 num_outputs=max(1, n_outputs), no_onnx="not supported by gluonport")
+    return _StandInOp(name, compute=None, inputs=tuple(f"arg{i}" for i in range(n_inputs)),
+                      num_outputs=max(1, n_outputs), no_onnx="not supported by gluonport")
 
 
 def is_known(op: OpDef) -> bool:

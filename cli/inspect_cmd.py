@@ -1,0 +1,40 @@
+"""``gluonport inspect``: what a model file holds."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gluonport.summary import summarize
+
+from ._common import MODEL_HELP, human_bytes, model_options
+
+
+@click.command("inspect", epilog=MODEL_HELP)
+@click.argument("model")
+@model_options
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def inspect(model: str, params_file: str | None, epoch: int | None, as_json: bool) -> None:
+    """Show a model's format version, inputs, outputs, op histogram and parameter size.
+
+    \b
+    Examples:
+      gluonport inspect sample_models/lenet_bn-symbol.json
+      gluonport inspect sample_models/lenet_bn --epoch 0 --json
+    """
+    info = summarize(model, params_file, epoch)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    click.echo(f"model:      {info['symbol_file']}")
+    click.echo(f"params:     {info['params_file'] or '(none)'}")
+    click.echo(f"written by: MXNet {info['mxnet_version']}")
+    click.echo(f"inputs:     {', '.join(info['inputs'])}")
+    click.echo(f"outputs:    {', '.join(info['outputs'])}")
+    click.echo(f"parameters: {info['parameters']:,} ({human_bytes(info['parameter_bytes'])}) in "
+               f"{info['arg_params']} arg + {info['aux_params']} aux arrays")
+    click.echo(f"nodes:      {info['nodes']}")
+    click.echo("ops:")
+    for op, n in info["ops"].items():
+        click.echo(f"  {op:<24} {n}")

@@ -1,0 +1,61 @@
+"""``mx.model.load_checkpoint`` / ``save_checkpoint``: the Module-API checkpoint pair.
+
+Files: ``PREFIX-symbol.json`` and ``PREFIX-%04d.params``; params keys are ``arg:<name>`` and
+``aux:<name>`` (arguments first, then auxiliary states, as MXNet writes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import FormatError
+from .ndarray import NDArray
+from .ndarray import load as nd_load
+from .ndarray import save as nd_save
+
+__all__ = ["load_checkpoint", "save_checkpoint", "load_params", "split_params"]
+
+
+def split_params(loaded: Mapping[str, Any], path: str | None = None
+                 ) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
+    """Split ``arg:``/``aux:`` keys into two dicts, as ``load_checkpoint`` does.
+
+    MXNet raises on a key without a ``:``; so do we, naming the key and the file.
+    """
+    arg, aux = {}, {}
+    for key, value in loaded.items():
+        kind, sep, name = key.partition(":")
+        if not sep or kind not in ("arg", "aux"):
+            raise FormatError(f"key {key!r} is not of the form arg:NAME or aux:NAME; a "
+                              "save_parameters file is loaded with Block.load_parameters", path)
+        (arg if kind == "arg" else aux)[name] = value
+    return arg, aux
+
+
+def load_params(prefix: str, epoch: int) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
+    """``(arg_params, aux_params)`` from ``PREFIX-%04d.params``."""
+    path = f"{prefix}-{epoch:04d}.params"
+    loaded = nd_load(path)
+    if not isinstance(loaded, dict):
+        raise FormatError("holds an unnamed list of arrays, not a checkpoint dict", path)
+    return split_params(loaded, path)
+
+
+def load_checkpoint(prefix: str, epoch: int):
+    """``(symbol, arg_params, aux_params)`` from a checkpoint (``mx.model.load_checkpoint``)."""
+    from .symbol import load
+
+    sym = load(f"{prefix}-symbol.json")
+    arg, aux = load_params(prefix, epoch)
+    return sym, arg, aux
+
+
+def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: Mapping[str, Any],
+                    aux_params: Mapping[str, Any], remove_amp_cast: bool = True) -> None:
+    """Write ``PREFIX-symbol.json`` and ``PREFIX-%04d.params`` as MXNet 1.9.1 does."""
+    if symbol is not None:
+        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+    data = {f"arg:{k}": v for k, v in arg_params.items()}
+    data.update({f"aux:{k}": v for k, v in aux_params.items()})
+    nd_save(f"{prefix}-{epoch:04d}.params", data)
