@@ -18,6 +18,7 @@ __all__ = [
     "UnsupportedOpError",
     "GraphError",
     "DeviceError",
+    "ExecutionError",
     "ConversionError",
     "ParameterError",
     "DeferredInitializationError",
@@ -84,6 +85,10 @@ class GraphError(GluonportError, ValueError):
 
 class DeviceError(GluonportError, RuntimeError):
     """A device (context) was asked for that cannot be used."""
+
+
+class ExecutionError(GluonportError, RuntimeError):
+    """A graph failed while it ran: the engine (onnxruntime) reported an error on valid inputs."""
 
 
 class ConversionError(GluonportError, RuntimeError):
