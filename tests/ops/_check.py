@@ -82,6 +82,16 @@ def _build_sym(case: dict, golden: dict):
     return out, dict(zip(names, golden["inputs"]))
 
 
+def forward(sym, feed: dict, is_train: bool = False) -> list[np.ndarray]:
+    """Bind ``feed`` (arguments and auxiliary states, e.g. BatchNorm's moving statistics,
+    told apart by ``list_auxiliary_states``) and run the executor once."""
+    aux_names = set(sym.list_auxiliary_states())
+    arrays = {k: mx.nd.array(v, dtype=v.dtype) for k, v in feed.items()}
+    args = {k: v for k, v in arrays.items() if k not in aux_names}
+    aux = {k: v for k, v in arrays.items() if k in aux_names}
+    return [o.asnumpy() for o in sym.bind(mx.cpu(), args, aux_states=aux).forward(is_train)]
+
+
 def check_sym(case: dict, golden: dict) -> None:
     """Symbolic: shape/type inference agree with the real outputs; the executor and a JSON
     round trip give MXNet's outputs."""
@@ -99,11 +109,9 @@ def check_sym(case: dict, golden: dict) -> None:
             f"{case['name']}: infer_shape out{i} {out_shapes[i]} != {want[i].shape}")
         assert np.dtype(out_types[i]) == want[i].dtype, (
             f"{case['name']}: infer_type out{i} {out_types[i]} != {want[i].dtype}")
-    got = [o.asnumpy() for o in out.eval(**{k: mx.nd.array(v, dtype=v.dtype)
-                                            for k, v in feed.items()})]
+    got = forward(out, feed)
     _compare(case, got, want, "executor")
     again = mx.sym.load_json(out.tojson())
     assert again.tojson() == out.tojson(), f"{case['name']}: JSON round trip changed the graph"
-    got = [o.asnumpy() for o in again.eval(**{k: mx.nd.array(v, dtype=v.dtype)
-                                              for k, v in feed.items()})]
+    got = forward(again, feed)
     _compare(case, got, want, "json round trip")
