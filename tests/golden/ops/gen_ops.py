@@ -7,6 +7,9 @@ Run with the oracle's Python (never by the test suite):
 For each ``tests/ops/cases_<family>.py`` it builds the inputs from each case's specs with a
 fixed seed, runs ``mx.nd.<op>`` in MXNet, and writes ``tests/golden/ops/<family>.npz`` with
 ``<case>/in<i>`` and ``<case>/out<i>`` arrays. Deterministic: re-running gives the same files.
+
+A table may also define ``TRAIN_CASES`` (same format, unique names): those run under
+``mx.autograd.train_mode()`` (BatchNorm batch statistics) and go into the same npz.
 """
 import glob
 import importlib.util
@@ -41,6 +44,19 @@ def find_op(name):
     raise AttributeError(name)
 
 
+def run_case(case, arrays):
+    seed = zlib.crc32(case["name"].encode()) & 0x7FFFFFFF
+    ins = [make_input(s, seed + i) for i, s in enumerate(case["inputs"])]
+    mx.random.seed(seed)
+    out = find_op(case["op"])(*[mx.nd.array(x, dtype=x.dtype) for x in ins],
+                              **case.get("attrs", {}))
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    for i, x in enumerate(ins):
+        arrays["%s/in%d" % (case["name"], i)] = x
+    for i, o in enumerate(outs):
+        arrays["%s/out%d" % (case["name"], i)] = o.asnumpy()
+
+
 def run_family(family):
     path = os.path.join(CASES_DIR, "cases_%s.py" % family)
     spec = importlib.util.spec_from_file_location("cases_" + family, path)
@@ -48,16 +64,10 @@ def run_family(family):
     spec.loader.exec_module(mod)
     arrays = {}
     for case in mod.CASES:
-        seed = zlib.crc32(case["name"].encode()) & 0x7FFFFFFF
-        ins = [make_input(s, seed + i) for i, s in enumerate(case["inputs"])]
-        mx.random.seed(seed)
-        out = find_op(case["op"])(*[mx.nd.array(x, dtype=x.dtype) for x in ins],
-                                  **case.get("attrs", {}))
-        outs = out if isinstance(out, (list, tuple)) else [out]
-        for i, x in enumerate(ins):
-            arrays["%s/in%d" % (case["name"], i)] = x
-        for i, o in enumerate(outs):
-            arrays["%s/out%d" % (case["name"], i)] = o.asnumpy()
+        run_case(case, arrays)
+    for case in getattr(mod, "TRAIN_CASES", []):
+        with mx.autograd.train_mode():
+            run_case(case, arrays)
     target = os.path.join(HERE, "%s.npz" % family)
     np.savez_compressed(target, **arrays)
     print("%s: %d cases -> %s" % (family, len(mod.CASES), target))
