@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import mmap as _mmap
 import os
-import secrets
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from .. import dtypes
 from ..context import Context
 from ..errors import DTypeError, FormatError, GluonportError, ShapeError
 from . import _npz
+from ._atomic import atomic_open
 from ._binary import MAX_NDIM, Reader, Writer
 from ._sparse import SparseArray
 
@@ -546,17 +546,5 @@ def _write(w: Writer, parts: list[list[Any]], names: list[str] | None) -> None:
 
 
 def _atomic_write(path: str, parts: list[list[Any]], names: list[str] | None) -> None:
-    directory, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
-    # os.open applies the umask like a plain open() would (mkstemp would force mode 0600).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write(Writer(f), parts, names)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, "wb") as f:
+        _write(Writer(f), parts, names)
