@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     random,
     reduce,
     rnn,
+    roi,
     shape,
     sort,
 )

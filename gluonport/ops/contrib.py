@@ -1,1 +1,309 @@
-"""contrib operators (being written)."""
+"""Small contrib operators: transformer attention helpers, quadratic, gradient multiplier, and
+the spatial-transformer family (GridGenerator, BilinearSampler, SpatialTransformer).
+
+MXNet 1.9.1 semantics (``src/operator/contrib/transformer.cc``, ``quadratic_op-inl.h``,
+``gradient_multiplier_op.cc``, ``src/operator/grid_generator-inl.h``, ``bilinear_sampler.cc``,
+``spatial_transformer.cc``):
+
+* the ``interleaved_matmul_*`` ops read projections laid out ``(seq, batch, heads * k * dim)``
+  with each head's query/key/value blocks interleaved; attention maps are
+  ``(batch * heads, seq_q, seq_k)`` with batch-major, head-minor rows; scores are scaled by
+  ``1 / sqrt(head_dim)``;
+* grids hold normalized ``(x, y)`` in ``[-1, 1]``; the samplers read zero outside the input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..attrs import Bool, Enum, Float, Int, Optional, Shape
+from ..errors import OpAttributeError, ShapeError
+from ._shape import fmt, merge
+from .detection import op_def
+from .registry import OpDef, register
+
+__all__ = ["bilinear_sample", "affine_grid_dst"]
+
+
+# --- elementwise -----------------------------------------------------------------------------
+def _div_sqrt_dim(p, x):
+    """``x / sqrt(x.shape[-1])`` with the divisor cast to ``x``'s dtype (1 for int dim < 4)."""
+    divisor = np.asarray(math.sqrt(x.shape[-1]) if x.ndim else 1.0).astype(x.dtype)
+    if np.issubdtype(x.dtype, np.integer):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.trunc(np.true_divide(x, divisor)).astype(x.dtype)
+    return (x / divisor).astype(x.dtype, copy=False)
+
+
+register(OpDef("_contrib_div_sqrt_dim", compute=_div_sqrt_dim,
+               doc="Divide by the square root of the last dimension."))
+
+
+def _quadratic(p, x):
+    """``x * (a * x + b) + c`` computed at float precision (double for float64), then cast back
+    to the input dtype (integers truncate) as MXNet's kernel does with its float attributes."""
+    calc = np.float64 if x.dtype == np.float64 else np.float32
+    a, b, c = (calc(v) for v in (p.a, p.b, p.c))
+    xf = x.astype(calc)
+    return (xf * (a * xf + b) + c).astype(x.dtype)
+
+
+register(OpDef("_contrib_quadratic", params={"a": Float(0.0), "b": Float(0.0), "c": Float(0.0)},
+               compute=_quadratic, doc="Elementwise ``a * x**2 + b * x + c``."))
+
+register(OpDef("_contrib_gradientmultiplier",
+               params={"scalar": Float(1.0), "is_int": Bool(True)},
+               compute=lambda p, x: x.copy(),
+               doc="Identity in the forward pass (scales gradients in MXNet's backward)."))
+
+
+# --- interleaved attention matmuls -----------------------------------------------------------
+def _heads(p, proj: int, parts: int, op: str) -> int:
+    """Head size of a ``(seq, batch, heads * parts * dim)`` projection."""
+    if p.heads < 1 or proj % (parts * p.heads):
+        raise ShapeError(f"{op}: projection size {proj} must split into heads={p.heads} x "
+                         f"{parts} blocks")
+    return proj // (parts * p.heads)
+
+
+def _split(p, x: np.ndarray, parts: int, op: str) -> np.ndarray:
+    """``(seq, batch, heads*parts*dim)`` -> ``(parts, batch*heads, seq, dim)``."""
+    seq, batch, proj = x.shape
+    dim = _heads(p, proj, parts, op)
+    return x.reshape(seq, batch * p.heads, parts, dim).transpose(2, 1, 0, 3)
+
+
+def _merge_heads(p, att_out: np.ndarray, batch: int) -> np.ndarray:
+    """``(batch*heads, seq, dim)`` -> ``(seq, batch, heads*dim)``."""
+    bh, seq, dim = att_out.shape
+    return att_out.transpose(1, 0, 2).reshape(seq, batch, p.heads * dim)
+
+
+def _scale(dim: int) -> np.float32:
+    return np.float32(1.0 / math.sqrt(np.float32(dim)))
+
+
+def _selfatt_qk(p, qkv):
+    q, k, _ = _split(p, qkv, 3, "interleaved_matmul_selfatt_qk")
+    return ((q @ k.transpose(0, 2, 1)) * _scale(q.shape[-1])).astype(qkv.dtype)
+
+
+def _selfatt_valatt(p, qkv, att):
+    v = _split(p, qkv, 3, "interleaved_matmul_selfatt_valatt")[2]
+    return _merge_heads(p, att @ v, qkv.shape[1]).astype(qkv.dtype)
+
+
+def _encdec_qk(p, q, kv):
+    qh = _split(p, q, 1, "interleaved_matmul_encdec_qk")[0]
+    kh = _split(p, kv, 2, "interleaved_matmul_encdec_qk")[0]
+    return ((qh @ kh.transpose(0, 2, 1)) * _scale(qh.shape[-1])).astype(q.dtype)
+
+
+def _encdec_valatt(p, kv, att):
+    v = _split(p, kv, 2, "interleaved_matmul_encdec_valatt")[1]
+    return _merge_heads(p, att @ v, kv.shape[1]).astype(kv.dtype)
+
+
+def _agree(a: int, b: int) -> bool:
+    """Two dims that may still be unknown (0) do not contradict each other."""
+    return a == 0 or b == 0 or a == b
+
+
+def _need3(shape, what: str, op: str) -> None:
+    if shape is not None and len(shape) != 3:
+        raise ShapeError(f"{op}: {what} must be 3-d (seq, batch, projection), got {fmt(shape)}")
+
+
+def _selfatt_qk_shape(p, in_shapes):
+    qkv = in_shapes[0]
+    _need3(qkv, "queries_keys_values", "interleaved_matmul_selfatt_qk")
+    if qkv is None:
+        return in_shapes, [None]
+    return in_shapes, [(qkv[1] * p.heads, qkv[0], qkv[0])]
+
+
+def _selfatt_valatt_shape(p, in_shapes):
+    qkv, att = in_shapes
+    op = "interleaved_matmul_selfatt_valatt"
+    _need3(qkv, "queries_keys_values", op)
+    if qkv is None:
+        return in_shapes, [None]
+    if qkv[2] % 3:
+        raise ShapeError(f"{op}: queries_keys_values {fmt(qkv)} last dim must divide by 3")
+    att = merge(att, (qkv[1] * p.heads, qkv[0], qkv[0]), f"{op} attention: ")
+    return [qkv, att], [(qkv[0], qkv[1], qkv[2] // 3)]
+
+
+def _encdec_qk_shape(p, in_shapes):
+    q, kv = in_shapes
+    op = "interleaved_matmul_encdec_qk"
+    _need3(q, "queries", op)
+    _need3(kv, "keys_values", op)
+    if q is None or kv is None:
+        return in_shapes, [None]
+    if not (_agree(q[2] * 2, kv[2]) and _agree(q[1], kv[1])):
+        raise ShapeError(f"{op}: keys_values {fmt(kv)} must be (seq_k, batch, 2 * proj) for "
+                         f"queries {fmt(q)}")
+    return in_shapes, [(q[1] * p.heads, q[0], kv[0])]
+
+
+def _encdec_valatt_shape(p, in_shapes):
+    kv, att = in_shapes
+    op = "interleaved_matmul_encdec_valatt"
+    _need3(kv, "keys_values", op)
+    _need3(att, "attention", op)
+    if kv is None or att is None:
+        return in_shapes, [None]
+    if not (_agree(kv[0], att[2]) and _agree(kv[1] * p.heads, att[0])):
+        raise ShapeError(f"{op}: attention {fmt(att)} must be (batch * heads, seq_q, seq_k) "
+                         f"for keys_values {fmt(kv)} and heads={p.heads}")
+    return in_shapes, [(att[1], kv[1], kv[2] // 2)]
+
+
+_HEADS = {"heads": Int()}
+for _name, _fn, _inputs, _rule in (
+        ("selfatt_qk", _selfatt_qk, ("queries_keys_values",), _selfatt_qk_shape),
+        ("selfatt_valatt", _selfatt_valatt, ("queries_keys_values", "attention"),
+         _selfatt_valatt_shape),
+        ("encdec_qk", _encdec_qk, ("queries", "keys_values"), _encdec_qk_shape),
+        ("encdec_valatt", _encdec_valatt, ("keys_values", "attention"), _encdec_valatt_shape)):
+    op_def(f"_contrib_interleaved_matmul_{_name}", params=_HEADS, compute=_fn, inputs=_inputs,
+           infer_shape=_rule, doc="Multi-head attention product on interleaved projections.")
+
+
+# --- grids and bilinear sampling -------------------------------------------------------------
+def bilinear_sample(data: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """MXNet's BilinearSampler kernel: sample ``data (N, C, H, W)`` at normalized grid points
+    ``gx, gy (N, Ho, Wo)`` in ``[-1, 1]``; corners outside the input read as zero."""
+    n, c, h, w = data.shape
+    dt = data.dtype
+    x = ((gx.astype(dt) + 1) * (w - 1) / 2).astype(dt)
+    y = ((gy.astype(dt) + 1) * (h - 1) / 2).astype(dt)
+    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
+    wx = (1.0 - (x - x0).astype(np.float64)).astype(dt).astype(np.float64)
+    wy = (1.0 - (y - y0).astype(np.float64)).astype(dt).astype(np.float64)
+    flat = data.reshape(n, c, h * w)
+    out = np.zeros((n, c) + gx.shape[1:], dtype=np.float64)
+    for dy, fy in ((0, wy), (1, 1.0 - wy)):
+        for dx, fx in ((0, wx), (1, 1.0 - wx)):
+            xi, yi = x0 + dx, y0 + dy
+            inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+            idx = np.where(inside, yi * w + xi, 0).reshape(n, 1, -1)
+            vals = np.take_along_axis(flat, idx, axis=2).reshape(out.shape)
+            out += np.where(inside[:, None], vals, 0) * (fy * fx)[:, None]
+    return out.astype(dt)
+
+
+def _sampler(p, data, grid):
+    out = bilinear_sample(data, grid[:, 0], grid[:, 1])
+    return out, np.ascontiguousarray(grid.transpose(0, 2, 3, 1))
+
+
+def _sampler_shape(p, in_shapes):
+    data, grid = in_shapes
+    for s, what in ((data, "data"), (grid, "grid")):
+        if s is not None and len(s) != 4:
+            raise ShapeError(f"BilinearSampler: {what} must be 4-d, got shape {fmt(s)}")
+    if grid is not None and grid[1] not in (0, 2):
+        raise ShapeError(f"BilinearSampler: grid {fmt(grid)} must be (batch, 2, height, width)")
+    if data is None or grid is None:
+        return in_shapes, [None, None]
+    if data[0] and grid[0] and data[0] != grid[0]:
+        raise ShapeError(f"BilinearSampler: data {fmt(data)} and grid {fmt(grid)} differ in "
+                         "batch size")
+    return in_shapes, [(data[0], data[1], grid[2], grid[3]), (grid[0], grid[2], grid[3], 2)]
+
+
+op_def(
+    "BilinearSampler", params={"cudnn_off": Optional(Bool())}, compute=_sampler,
+    inputs=("data", "grid"), infer_shape=_sampler_shape, num_outputs=2,
+    num_visible_outputs=1, output_names=("output", "tmp"),
+    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.")
+
+
+def affine_grid_dst(height: int, width: int, dtype) -> np.ndarray:
+    """GridGenerator's target grid ``(3, H*W)``: rows x, y (in ``[-1, 1]``) and ones."""
+    dt = np.dtype(dtype).type
+    i = np.arange(height * width, dtype=dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gx = dt(-1.0) + (i % dt(width)) * dt(2.0 / (width - 1) if width > 1 else np.inf)
+        gy = dt(-1.0) + np.floor(i / dt(width)) * dt(2.0 / (height - 1) if height > 1
+                                                      else np.inf)
+    return np.stack([gx, gy, np.ones_like(gx)]).astype(dt)
+
+
+def _target(p, op: str) -> tuple[int, int]:
+    if len(p.target_shape) != 2 or min(p.target_shape) < 1:
+        raise OpAttributeError(f"{op}: target_shape={p.target_shape} must be two positive ints "
+                               "(height, width)")
+    return p.target_shape[0], p.target_shape[1]
+
+
+def _grid_generator(p, data):
+    dt = data.dtype
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        dst = affine_grid_dst(h, w, dt)
+        out = data.reshape(-1, 3) @ dst
+        return out.reshape(data.shape[0], 2, h, w).astype(dt), dst
+    n, _, h, w = data.shape
+    dst = np.stack(np.meshgrid(np.arange(w, dtype=dt), np.arange(h, dtype=dt)))
+    half = np.array([(dt.type(w) - 1.0) / 2.0, (dt.type(h) - 1.0) / 2.0]).astype(dt)
+    return ((data + dst) / half[:, None, None] - 1).astype(dt), dst
+
+
+def _grid_shape(p, in_shapes):
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None, None]
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        if len(data) != 2 or data[1] not in (0, 6):
+            raise ShapeError(f"GridGenerator: affine data must be (batch, 6), got {fmt(data)}")
+        return in_shapes, [(data[0], 2, h, w), (3, h * w)]
+    if len(data) != 4 or data[1] not in (0, 2):
+        raise ShapeError(f"GridGenerator: warp data must be a (batch, 2, height, width) flow, "
+                         f"got {fmt(data)}")
+    return in_shapes, [tuple(data), (2, data[2], data[3])]
+
+
+op_def(
+    "GridGenerator",
+    params={"transform_type": Enum(("affine", "warp")), "target_shape": Shape((0, 0))},
+    compute=_grid_generator, infer_shape=_grid_shape, num_outputs=2, num_visible_outputs=1,
+    output_names=("output", "grid_dst"),
+    doc="Sampling grid from an affine matrix or an optical-flow field.")
+
+
+def _spatial_transformer(p, data, loc):
+    h, w = _target(p, "SpatialTransformer")
+    dt = data.dtype
+    i = np.arange(h * w, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dst = np.stack([-1.0 + i % w * 2.0 / (w - 1), -1.0 + (i // w) * 2.0 / (h - 1),
+                        np.ones_like(i)]).astype(dt)
+    src = (loc.reshape(-1, 2, 3) @ dst).astype(dt)                          # (N, 2, H*W)
+    grid = src.reshape(-1, 2, h, w)
+    return bilinear_sample(data, grid[:, 0], grid[:, 1]), dst, src
+
+
+def _stn_shape(p, in_shapes):
+    data, loc = in_shapes
+    h, w = _target(p, "SpatialTransformer")
+    if data is not None and len(data) != 4:
+        raise ShapeError(f"SpatialTransformer: data must be 4-d, got shape {fmt(data)}")
+    if data is None:
+        return in_shapes, [None, (3, h * w), None]
+    loc = merge(loc, (data[0], 6), "SpatialTransformer loc: ")
+    return [data, loc], [(data[0], data[1], h, w), (3, h * w), (data[0], 2, h * w)]
+
+
+op_def(
+    "SpatialTransformer",
+    params={"target_shape": Shape((0, 0)), "transform_type": Enum(("affine",)),
+            "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
+    compute=_spatial_transformer, inputs=("data", "loc"), infer_shape=_stn_shape,
+    num_outputs=3, num_visible_outputs=1, output_names=("output", "grid_dst", "grid_src"),
+    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.")

@@ -1,0 +1,54 @@
+"""Case table for gluonport/ops/contrib.py (plain data; see tests/ops/_check.py)."""
+
+F = {"shape": (2, 3, 4)}
+# interleaved projections: (seq, batch, heads * k * head_dim)
+QKV = {"shape": (4, 2, 18)}          # heads=2, head_dim=3, k=3 (q, k, v)
+ATT_SELF = {"shape": (4, 4, 4), "low": 0, "high": 1}     # (batch*heads, seq, seq)
+Q = {"shape": (3, 2, 12)}            # heads=3, head_dim=4
+KV = {"shape": (5, 2, 24)}
+ATT_ENCDEC = {"shape": (6, 3, 5), "low": 0, "high": 1}   # (batch*heads, seq_q, seq_k)
+AFFINE = {"value": [[0.9, 0.1, 0.05, -0.2, 1.1, 0.1], [1.2, -0.3, 0.0, 0.25, 0.8, -0.15]]}
+
+CASES = [
+    {"name": "div_sqrt_dim", "op": "_contrib_div_sqrt_dim", "inputs": [F]},
+    {"name": "div_sqrt_dim_float16", "op": "_contrib_div_sqrt_dim",
+     "inputs": [{"shape": (3, 5), "dtype": "float16"}], "rtol": 1e-3, "atol": 1e-3},
+    {"name": "div_sqrt_dim_float64", "op": "_contrib_div_sqrt_dim",
+     "inputs": [{"shape": (2, 7), "dtype": "float64"}]},
+    {"name": "div_sqrt_dim_int32", "op": "_contrib_div_sqrt_dim",
+     "inputs": [{"shape": (2, 9), "dtype": "int32", "low": -20, "high": 20}]},
+    {"name": "selfatt_qk", "op": "_contrib_interleaved_matmul_selfatt_qk", "inputs": [QKV],
+     "attrs": {"heads": 2}},
+    {"name": "selfatt_qk_one_head", "op": "_contrib_interleaved_matmul_selfatt_qk",
+     "inputs": [{"shape": (3, 1, 6)}], "attrs": {"heads": 1}},
+    {"name": "selfatt_valatt", "op": "_contrib_interleaved_matmul_selfatt_valatt",
+     "inputs": [QKV, ATT_SELF], "attrs": {"heads": 2}},
+    {"name": "encdec_qk", "op": "_contrib_interleaved_matmul_encdec_qk", "inputs": [Q, KV],
+     "attrs": {"heads": 3}},
+    {"name": "encdec_valatt", "op": "_contrib_interleaved_matmul_encdec_valatt",
+     "inputs": [KV, ATT_ENCDEC], "attrs": {"heads": 3}},
+    {"name": "quadratic", "op": "_contrib_quadratic", "inputs": [F],
+     "attrs": {"a": 1.5, "b": -2.0, "c": 0.25}},
+    {"name": "quadratic_default", "op": "_contrib_quadratic", "inputs": [F]},
+    {"name": "quadratic_int32", "op": "_contrib_quadratic",
+     "inputs": [{"shape": (2, 5), "dtype": "int32", "low": -6, "high": 7}],
+     "attrs": {"a": 1.5, "b": 2.0, "c": 0.5}},
+    {"name": "quadratic_float16", "op": "_contrib_quadratic",
+     "inputs": [{"shape": (2, 5), "dtype": "float16"}], "attrs": {"a": 0.5, "b": 3.0},
+     "rtol": 1e-3, "atol": 1e-3},
+    {"name": "gradientmultiplier", "op": "_contrib_gradientmultiplier", "inputs": [F],
+     "attrs": {"scalar": -2.0}},
+    {"name": "bilinear_sampler", "op": "BilinearSampler",
+     "inputs": [{"shape": (2, 3, 5, 6)}, {"shape": (2, 2, 4, 3), "low": -1.3, "high": 1.3}]},
+    {"name": "bilinear_sampler_upsample_float64", "op": "BilinearSampler",
+     "inputs": [{"shape": (1, 2, 3, 4), "dtype": "float64"},
+                {"shape": (1, 2, 6, 7), "low": -1, "high": 1, "dtype": "float64"}]},
+    {"name": "grid_affine", "op": "GridGenerator", "inputs": [AFFINE],
+     "attrs": {"transform_type": "affine", "target_shape": (4, 5)}},
+    {"name": "grid_warp", "op": "GridGenerator",
+     "inputs": [{"shape": (2, 2, 3, 4), "low": -2, "high": 2}],
+     "attrs": {"transform_type": "warp"}},
+    {"name": "spatial_transformer", "op": "SpatialTransformer",
+     "inputs": [{"shape": (2, 3, 6, 7)}, AFFINE],
+     "attrs": {"transform_type": "affine", "sampler_type": "bilinear", "target_shape": (4, 5)}},
+]

@@ -1,0 +1,87 @@
+"""Contrib ops against MXNet 1.9.1 (tests/golden/ops/contrib.npz)."""
+
+import numpy as np
+import pytest
+
+import gluonport as mx
+from gluonport.errors import OpAttributeError, ShapeError
+from gluonport.ndarray import invoke
+from tests.ops import cases_contrib
+from tests.ops._check import check_nd, check_sym, load_golden
+
+GOLDEN = load_golden("contrib")
+IDS = [c["name"] for c in cases_contrib.CASES]
+
+
+@pytest.mark.parametrize("case", cases_contrib.CASES, ids=IDS)
+def test_nd(case):
+    check_nd(case, GOLDEN[case["name"]])
+
+
+@pytest.mark.parametrize("case", cases_contrib.CASES, ids=IDS)
+def test_sym(case):
+    check_sym(case, GOLDEN[case["name"]])
+
+
+# --- what the tables cannot express ----------------------------------------------------------
+def _sym(op, names, attrs):
+    return mx.sym.invoke(op, [mx.sym.var(n) for n in names], attrs)
+
+
+def test_selfatt_valatt_fills_attention_shape():
+    s = _sym("_contrib_interleaved_matmul_selfatt_valatt", ("qkv", "att"), {"heads": 2})
+    args, outs, _ = s.infer_shape_partial(qkv=(4, 3, 24))
+    assert args[1] == (6, 4, 4) and outs == [(4, 3, 8)]
+
+
+@pytest.mark.parametrize("op, inputs, match", [
+    ("_contrib_interleaved_matmul_selfatt_qk", [(4, 2, 20)], "heads=3 x 3 blocks"),
+    ("_contrib_interleaved_matmul_encdec_qk", [(3, 2, 12), (5, 2, 12)],
+     r"keys_values \(5, 2, 12\) must be"),
+    ("_contrib_interleaved_matmul_encdec_valatt", [(5, 2, 24), (6, 3, 4)],
+     r"attention \(6, 3, 4\) must be"),
+])
+def test_interleaved_shape_errors(op, inputs, match):
+    arrays = [mx.nd.zeros(s) for s in inputs]
+    with pytest.raises(ShapeError, match=match):
+        invoke(op, arrays, {"heads": 3})
+
+
+def test_grid_generator_affine_needs_target_shape():
+    with pytest.raises(OpAttributeError, match="target_shape"):
+        invoke("GridGenerator", [mx.nd.zeros((1, 6))], {"transform_type": "affine"})
+
+
+def test_grid_generator_shapes_and_hidden_output():
+    s = _sym("GridGenerator", ("theta",),
+             {"transform_type": "affine", "target_shape": (3, 4), "name": "grid"})
+    assert s.list_outputs() == ["grid_output"]
+    assert s.infer_shape(theta=(2, 6))[1] == [(2, 2, 3, 4)]
+    with pytest.raises(ShapeError, match=r"grid.*\(2, 4\)"):
+        s.infer_shape(theta=(2, 4))
+    warp = _sym("GridGenerator", ("flow",), {"transform_type": "warp"})
+    with pytest.raises(ShapeError, match="optical-flow|flow"):
+        warp.infer_shape(flow=(2, 3, 4, 5))
+
+
+def test_spatial_transformer_fills_loc():
+    s = _sym("SpatialTransformer", ("data", "loc"),
+             {"transform_type": "affine", "sampler_type": "bilinear", "target_shape": (3, 3)})
+    args, outs, _ = s.infer_shape_partial(data=(2, 3, 5, 5))
+    assert args[1] == (2, 6) and outs == [(2, 3, 3, 3)]
+    assert len(s.list_outputs()) == 1
+
+
+def test_bilinear_sampler_identity_grid_reproduces_input():
+    data = np.random.RandomState(0).uniform(size=(2, 3, 4, 5)).astype(np.float32)
+    theta = np.tile(np.array([[1, 0, 0, 0, 1, 0]], np.float32), (2, 1))
+    grid = invoke("GridGenerator", [mx.nd.array(theta)],
+                  {"transform_type": "affine", "target_shape": (4, 5)})
+    out = invoke("BilinearSampler", [mx.nd.array(data), grid], {}).asnumpy()
+    np.testing.assert_allclose(out, data, rtol=1e-5, atol=1e-6)
+
+
+def test_bilinear_sampler_batch_mismatch():
+    s = _sym("BilinearSampler", ("data", "grid"), {"name": "bs"})
+    with pytest.raises(ShapeError, match=r"bs.*\(2, 3, 4, 5\).*\(3, 2, 4, 4\)"):
+        s.infer_shape(data=(2, 3, 4, 5), grid=(3, 2, 4, 4))
