@@ -139,10 +139,19 @@ class OpDef:
         n = self.n_outputs(p)
         return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
 
-    def shapes(self, p: Params, in_shapes: list) -> tuple[list, list]:
-        """Run shape inference; ops without a rule get the elementwise one."""
+    def shapes(self, p: Params, in_shapes: list,
+               out_shapes: list | None = None) -> tuple[list, list]:
+        """Run shape inference; ops without a rule get the elementwise one.
+
+        A rule marked ``wants_outputs = True`` is also given the outputs' current shapes, so it
+        can complete an input from its output (``_rnn_param_concat``, as in MXNet).
+        """
         fn = self.infer_shape or _same_shape_rule
-        ins, outs = fn(p, list(in_shapes))
+        if getattr(fn, "wants_outputs", False):
+            outs_now = list(out_shapes) if out_shapes is not None else [None] * self.n_outputs(p)
+            ins, outs = fn(p, list(in_shapes), outs_now)
+        else:
+            ins, outs = fn(p, list(in_shapes))
         return list(ins), list(outs)
 
     def types(self, p: Params, in_types: list) -> tuple[list, list]:

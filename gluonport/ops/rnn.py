@@ -1,1 +1,309 @@
-"""rnn operators (being written)."""
+"""The fused recurrent operator ``RNN`` and ``_rnn_param_concat``, which builds its weights.
+
+``RNN`` runs a stack of (optionally bidirectional) vanilla-ReLU/tanh RNN, LSTM or GRU layers
+over ``data`` in TNC layout (time, batch, features), with every weight in one flat
+``parameters`` vector laid out as MXNet lays it out:
+
+* first all weight matrices, layer by layer, direction by direction (forward, then
+  backward): ``W_i2h`` (``gates*H x input``), ``W_h2h`` (``gates*H x H``, ``x P`` with an LSTM
+  projection) and, with ``projection_size=P``, ``W_h2r`` (``P x H``);
+* then all biases in the same order: ``b_i2h`` (``gates*H``) and ``b_h2h`` (``gates*H``).
+
+Gates stack in MXNet's (cuDNN's) order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with
+``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`` and ``h' = (1 - z) * n + z * h``.
+Inference semantics: dropout ``p`` is not applied.
+
+Two options only MXNet's cuDNN kernels honour (its CPU kernels refuse ``use_sequence_length``
+and ignore the LSTM clip) are computed here as cuDNN computes them:
+
+* ``use_sequence_length``: batch item ``b`` runs over its first ``sequence_length[b]`` steps
+  only (the backward direction starts at its last valid step); outputs past the end are 0 and
+  the returned states are those at the last valid step.
+* ``lstm_state_clip_min/max``: each new cell state is clipped to the range before the hidden
+  state is computed from it; with ``lstm_state_clip_nan`` a NaN cell becomes the minimum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..attrs import Bool, Enum, Float, Int, Optional
+from ..errors import DTypeError, OpAttributeError, ShapeError
+from ._shape import fmt, merge
+from .registry import OpDef, register
+
+__all__ = ["rnn_param_size", "GATES"]
+
+GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+"""Gates per mode: the number of ``H``-row blocks in each weight matrix."""
+
+
+def rnn_param_size(mode: str, state_size: int, num_layers: int, bidirectional: bool,
+                   input_size: int, projection_size: int | None = None) -> int:
+    """Length of the flat parameter vector (MXNet's ``GetRnnParamSize``).
+
+    >>> rnn_param_size("lstm", 5, 2, True, 7)
+    1240
+    """
+    dirs = 2 if bidirectional else 1
+    gh = GATES[mode] * state_size
+    rec = projection_size or state_size  # the size fed back into W_h2h
+    first = gh * (input_size + rec + 2)
+    other = gh * (rec * dirs + rec + 2)
+    size = dirs * (first + (num_layers - 1) * other)
+    if projection_size:
+        size += projection_size * state_size * num_layers * dirs
+    return size
+
+
+def _blocks(p, input_size: int) -> tuple[list[tuple], list[tuple]]:
+    """Shapes of (weights, biases) per layer and direction, in the flat vector's order."""
+    dirs = 2 if p.bidirectional else 1
+    gh, proj = GATES[p.mode] * p.state_size, p.projection_size
+    rec = proj or p.state_size
+    weights, biases = [], []
+    for layer in range(p.num_layers):
+        n_in = input_size if layer == 0 else rec * dirs
+        for _ in range(dirs):
+            shapes = [(gh, n_in), (gh, rec)] + ([(proj, p.state_size)] if proj else [])
+            weights.append(shapes)
+            biases.append([(gh,), (gh,)])
+    return weights, biases
+
+
+def _unpack(p, flat: np.ndarray, input_size: int) -> list[list[np.ndarray]]:
+    """Per layer-direction ``[W_i2h, W_h2h, W_h2r or None, b_i2h, b_h2h]`` views of ``flat``."""
+    weights, biases = _blocks(p, input_size)
+    pos, out = 0, []
+    for group in (weights, biases):
+        for k, shapes in enumerate(group):
+            views = []
+            for shape in shapes:
+                n = int(np.prod(shape))
+                views.append(flat[pos:pos + n].reshape(shape))
+                pos += n
+            if group is weights:
+                out.append(views + [None] * (3 - len(views)))
+            else:
+                out[k].extend(views)
+    return out
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)  # overflow-free logistic
+
+
+class _Cell:
+    """One direction of one layer; ``step`` maps (input projection, h, c) to the new h, c."""
+
+    def __init__(self, p, w: list[np.ndarray]):
+        self.mode, self.hidden = p.mode, p.state_size
+        wx, wh, self.whr, bx, bh = w
+        self.wx_t, self.wh_t = wx.T, wh.T
+        self.bias = bx + bh
+        if p.mode == "gru":  # b_hn stays inside r * (...)
+            self.bias = bx + np.concatenate([bh[:2 * self.hidden], np.zeros_like(bh[:self.hidden])])
+            self.bhn = bh[2 * self.hidden:]
+        self.clip = _clipper(p)
+
+    def step(self, xw: np.ndarray, h: np.ndarray, c: np.ndarray | None):
+        hw = h @ self.wh_t
+        H = self.hidden
+        if self.mode == "lstm":
+            g = xw + hw
+            c = _sigmoid(g[:, H:2 * H]) * c + _sigmoid(g[:, :H]) * np.tanh(g[:, 2 * H:3 * H])
+            c = self.clip(c)
+            h = _sigmoid(g[:, 3 * H:]) * np.tanh(c)
+            return (h @ self.whr.T if self.whr is not None else h), c
+        if self.mode == "gru":
+            r = _sigmoid(xw[:, :H] + hw[:, :H])
+            z = _sigmoid(xw[:, H:2 * H] + hw[:, H:2 * H])
+            n = np.tanh(xw[:, 2 * H:] + r * (hw[:, 2 * H:] + self.bhn))
+            return (1.0 - z) * n + z * h, None
+        pre = xw + hw
+        return (np.maximum(pre, 0) if self.mode == "rnn_relu" else np.tanh(pre)), None
+
+
+def _clipper(p) -> Callable[[np.ndarray], np.ndarray]:
+    lo, hi = p.lstm_state_clip_min, p.lstm_state_clip_max
+    if lo is None or hi is None:
+        return lambda c: c
+    if p.lstm_state_clip_nan:
+        return lambda c: np.fmin(np.fmax(c, lo), hi)
+    return lambda c: np.clip(c, lo, hi)
+
+
+def _run_direction(cell: _Cell, x: np.ndarray, h: np.ndarray, c, reverse: bool,
+                   lengths: np.ndarray | None):
+    """Run one direction over the sequence; returns (outputs (T, N, out), h, c)."""
+    T, N = x.shape[:2]
+    xw = (x.reshape(T * N, -1) @ cell.wx_t + cell.bias).reshape(T, N, -1)
+    ys = np.zeros((T, N, h.shape[1]), dtype=x.dtype)
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        h_new, c_new = cell.step(xw[t], h, c)
+        if lengths is None:
+            h, c = h_new, c_new
+        else:  # steps past a sequence's end leave its state alone and output 0
+            live = (t < lengths)[:, None]
+            h = np.where(live, h_new, h)
+            c = None if c is None else np.where(live, c_new, c)
+            h_new = np.where(live, h_new, 0)
+        ys[t] = h_new
+    return ys, h, c
+
+
+def _check_options(p) -> None:
+    if p.projection_size is not None:
+        if p.mode != "lstm":
+            raise OpAttributeError(f"RNN: projection_size is only supported for mode='lstm', "
+                                   f"not {p.mode!r}; drop projection_size")
+        if not 0 < p.projection_size <= p.state_size:
+            raise OpAttributeError(f"RNN: projection_size={p.projection_size} must be in "
+                                   f"1..state_size ({p.state_size})")
+    clip = (p.lstm_state_clip_min, p.lstm_state_clip_max)
+    if clip != (None, None):
+        if p.mode != "lstm" or None in clip or clip[1] < clip[0]:
+            raise OpAttributeError(
+                "RNN: lstm_state_clip_min/max need mode='lstm', must be given together and "
+                f"satisfy min <= max (got mode={p.mode!r}, min={clip[0]}, max={clip[1]})")
+
+
+def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray):
+    _check_options(p)
+    if data.dtype.kind != "f":
+        raise DTypeError(f"RNN: data must be float16/32/64, got {data.dtype.name}")
+    _rnn_shape(p, [data.shape, params.shape, state.shape] + [r.shape for r in rest])
+    acc = np.float32 if data.dtype == np.float16 else data.dtype
+    cell0 = rest[0].astype(acc) if p.mode == "lstm" else None
+    lengths = rest[-1].astype(np.int64) if p.use_sequence_length else None
+    weights = _unpack(p, params.astype(acc), data.shape[2])
+    x, dirs = data.astype(acc), 2 if p.bidirectional else 1
+    hs, cs = [], []
+    for layer in range(p.num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            c0 = None if cell0 is None else cell0[k]
+            y, h, c = _run_direction(_Cell(p, weights[k]), x, state[k].astype(acc), c0, d == 1,
+                                     lengths)
+            outs.append(y)
+            hs.append(h)
+            cs.append(c)
+        x = np.concatenate(outs, axis=2) if dirs == 2 else outs[0]
+    result = [x.astype(data.dtype)]
+    if p.state_outputs:
+        result.append(np.stack(hs).astype(data.dtype))
+        if p.mode == "lstm":
+            result.append(np.stack(cs).astype(data.dtype))
+    return result
+
+
+def _rnn_inputs(p) -> tuple[str, ...]:
+    names = ("data", "parameters", "state") + (("state_cell",) if p.mode == "lstm" else ())
+    return names + (("sequence_length",) if p.use_sequence_length else ())
+
+
+def _rnn_outputs(p) -> tuple[str, ...]:
+    if not p.state_outputs:
+        return ("output",)
+    return ("output", "state_output") + (("statecell_output",) if p.mode == "lstm" else ())
+
+
+def _rnn_shape(p, in_shapes):
+    """MXNet's RNNShape: complete the parameter length and state shapes from ``data``."""
+    data, ins = in_shapes[0], list(in_shapes)
+    if data is None:
+        return ins, [None] * len(_rnn_outputs(p))
+    if len(data) != 3:
+        raise ShapeError(f"RNN: data must be 3-d (sequence length, batch, input size), got "
+                         f"{fmt(data)}")
+    T, N, C = data
+    dirs, rec = (2 if p.bidirectional else 1), p.projection_size or p.state_size
+    layers = p.num_layers * dirs
+    ins[2] = merge(ins[2], (layers, N, rec), "RNN: state: ")
+    if p.mode == "lstm":
+        ins[3] = merge(ins[3], (layers, N, p.state_size), "RNN: state_cell: ")
+    if C:  # MXNet computes a bogus length from an unknown input size; leave it unknown
+        size = rnn_param_size(p.mode, p.state_size, p.num_layers, p.bidirectional, C,
+                              p.projection_size)
+        ins[1] = merge(ins[1], (size,), "RNN: parameters: ")
+    if p.use_sequence_length:
+        ins[-1] = merge(ins[-1], (N,), "RNN: sequence_length: ")
+    outs = [(T, N, dirs * rec), (layers, N, rec), (layers, N, p.state_size)]
+    return ins, outs[:len(_rnn_outputs(p))]
+
+
+def _rnn_type(p, in_types):
+    dt = in_types[0]
+    if dt is None:
+        return in_types, [None] * len(_rnn_outputs(p))
+    names, ins = _rnn_inputs(p), list(in_types)
+    for i, t in enumerate(ins):
+        if t is None:
+            ins[i] = dt
+        elif np.dtype(t) != dt and names[i] != "sequence_length":
+            raise DTypeError(f"RNN: input {names[i]!r} is {np.dtype(t).name} but data is "
+                             f"{np.dtype(dt).name}; all inputs but sequence_length share "
+                             "data's dtype")
+    return ins, [dt] * len(_rnn_outputs(p))
+
+
+register(OpDef(
+    "RNN",
+    params={"state_size": Int(), "num_layers": Int(), "bidirectional": Bool(False),
+            "mode": Enum(("rnn_relu", "rnn_tanh", "lstm", "gru")), "p": Float(0.0),
+            "state_outputs": Bool(False), "projection_size": Optional(Int()),
+            "lstm_state_clip_min": Optional(Float()), "lstm_state_clip_max": Optional(Float()),
+            "lstm_state_clip_nan": Bool(False), "use_sequence_length": Bool(False)},
+    inputs=_rnn_inputs, compute=_rnn, infer_shape=_rnn_shape, infer_type=_rnn_type,
+    num_outputs=lambda p: len(_rnn_outputs(p)), output_names=_rnn_outputs,
+    doc="Fused multi-layer (bidirectional) RNN / LSTM / GRU over TNC data."))
+
+
+# --- _rnn_param_concat -------------------------------------------------------------------------
+def _param_concat_shape(p, in_shapes, out_shapes=(None,)):
+    """MXNet's RNNParamConcatShape: Concat that also fills one or two inputs of unknown size
+    along ``dim`` from the output's size (how Gluon's RNN layers complete their weights)."""
+    ins = [None if s is None else tuple(s) for s in in_shapes]
+    common = None
+    for s in ins + [out_shapes[0]]:
+        if s is not None:
+            axis = _concat_axis(p.dim, len(s))
+            common = merge(common, s[:axis] + (0,) + s[axis + 1:], "_rnn_param_concat: ")
+    if common is None:
+        return ins, [None]
+    axis = _concat_axis(p.dim, len(common))
+    ins = [merge(s, common, f"_rnn_param_concat: input {i}: ") for i, s in enumerate(ins)]
+    sizes = [s[axis] for s in ins]
+    unknown = [i for i, n in enumerate(sizes) if n == 0]
+    out = merge(common[:axis] + (sum(sizes) if not unknown else 0,) + common[axis + 1:],
+                out_shapes[0], "_rnn_param_concat: output: ")
+    if unknown and out[axis] and len(unknown) <= 2:
+        residual = out[axis] - sum(sizes)
+        if residual < 0 or residual % len(unknown):
+            raise ShapeError(f"_rnn_param_concat: inputs {[fmt(s) for s in ins]} cannot make "
+                             f"up the output {fmt(out)}")
+        for i in unknown:
+            ins[i] = ins[i][:axis] + (residual // len(unknown),) + ins[i][axis + 1:]
+    return ins, [out]
+
+
+_param_concat_shape.wants_outputs = True  # type: ignore[attr-defined]
+
+
+def _concat_axis(dim: int, ndim: int) -> int:
+    if not -ndim <= dim < ndim:
+        raise ShapeError(f"_rnn_param_concat: dim {dim} is out of range for {ndim}-d inputs")
+    return dim % ndim
+
+
+def _param_concat(p, *arrays: np.ndarray) -> np.ndarray:
+    return np.concatenate(arrays, axis=_concat_axis(p.dim, arrays[0].ndim))
+
+
+register(OpDef(
+    "_rnn_param_concat", params={"num_args": Int(), "dim": Int(1)}, variadic="num_args",
+    compute=_param_concat, infer_shape=_param_concat_shape,
+    doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output."))

@@ -1,1 +1,172 @@
-"""sort operators (being written)."""
+"""Sorting: ``topk``, ``sort``, ``argsort``.
+
+MXNet 1.9.1 semantics kept here:
+
+* ``axis=None`` works on the flattened array; ``k < 1`` in ``topk`` means the whole axis.
+* ``topk`` returns indices (``ret_typ='indices'``, in ``dtype``, float32 by default), values,
+  a 0/1 mask in the input dtype, or ``[values, indices]`` (``'both'``). With ``'value'`` MXNet
+  keeps the indices as a hidden second output (int32), and ``sort`` likewise: both count two
+  outputs in symbol JSON and show one.
+* Order among equal values: MXNet's CPU kernel uses ``std::sort``/``std::partial_sort``, whose
+  order among ties is unspecified (stable for short rows in practice). gluonport is always
+  *stable*: ties keep their original order, in ascending and descending sorts alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import Bool, DType, Enum, Int, Optional
+from ..errors import DTypeError, ShapeError
+from ._shape import norm_axis
+from .registry import OpDef, register
+
+__all__ = ["stable_order"]
+
+_INDEX_DTYPES = ("uint8", "int32", "int64", "float16", "float32", "float64")
+_HIDDEN_INDEX = np.dtype(np.int32)  # MXNet built without INT64_TENSOR_SIZE (the pip wheels)
+
+
+def stable_order(x: np.ndarray, axis: int, ascend: bool) -> np.ndarray:
+    """Indices sorting ``x`` along ``axis``; ties keep their original order both ways.
+
+    >>> stable_order(np.array([1, 1, 1, 2, 2, 0]), 0, ascend=False).tolist()
+    [3, 4, 0, 1, 2, 5]
+    """
+    if ascend:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    idx = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return (n - 1) - np.flip(idx, axis)
+
+
+def _layout(shape: tuple, axis: int | None) -> tuple[int | None, int]:
+    """(normalised axis or None for flattened, number of elements sorted per row)."""
+    if axis is None:
+        return None, 0 if any(d == 0 for d in shape) else int(np.prod(shape, dtype=np.int64))
+    ax = norm_axis(axis, len(shape))
+    return ax, shape[ax]
+
+
+def _k_of(p, n: int) -> int:
+    k = p.k if p.k >= 1 else n
+    if n and not 0 <= k <= n:
+        raise ShapeError(f"topk: k={p.k} is larger than the {n} elements along the axis; "
+                         f"use k <= {n} (or k=0 for all)")
+    return k
+
+
+def _target_shape(p, shape: tuple, mask: bool) -> tuple:
+    ax, n = _layout(shape, p.axis)
+    k = _k_of(p, n)
+    if mask:
+        return tuple(shape)
+    if ax is None:
+        return (k,)
+    return tuple(k if i == ax else d for i, d in enumerate(shape))
+
+
+def _n_outputs(p) -> int:
+    return 1 if p.ret_typ in ("indices", "mask") else 2
+
+
+def _topk_rule(p, in_shapes):
+    shape = in_shapes[0]
+    if shape is None:
+        return in_shapes, [None] * _n_outputs(p)
+    target = _target_shape(p, tuple(shape), p.ret_typ == "mask")
+    return in_shapes, [target] * _n_outputs(p)
+
+
+def _topk_type(p, in_types):
+    dt = in_types[0]
+    index = np.dtype(p.dtype)
+    table = {"indices": [index], "mask": [dt], "value": [dt, _HIDDEN_INDEX], "both": [dt, index]}
+    return in_types, table[p.ret_typ]
+
+
+def _check_index_dtype(dtype: np.dtype, n: int) -> None:
+    limit = 2 ** np.finfo(dtype).nmant if dtype.kind == "f" else np.iinfo(dtype).max
+    if n - 1 > limit:
+        raise DTypeError(f"topk/argsort: index dtype {dtype.name} cannot represent indices up "
+                         f"to {n - 1}; choose a wider dtype (int32, int64, float64)")
+
+
+def _sorted(x: np.ndarray, axis: int | None, k: int, ascend: bool):
+    """(values, indices, working array, working axis) of the first ``k`` after sorting."""
+    work, ax = (x.reshape(-1), 0) if axis is None else (x, norm_axis(axis, x.ndim))
+    idx = np.take(stable_order(work, ax, ascend), np.arange(k), axis=ax)
+    return np.take_along_axis(work, idx, axis=ax), idx, work, ax
+
+
+def _topk(p, x: np.ndarray):
+    _, n = _layout(x.shape, p.axis)
+    k = _k_of(p, n)
+    index = np.dtype(p.dtype)
+    _check_index_dtype(index, n)
+    values, idx, work, ax = _sorted(x, p.axis, k, p.is_ascend)
+    if p.ret_typ == "mask":
+        mask = np.zeros_like(work)
+        np.put_along_axis(mask, idx, 1, axis=ax)
+        return mask.reshape(x.shape)
+    if p.ret_typ == "indices":
+        return idx.astype(index)
+    second = idx.astype(index if p.ret_typ == "both" else _HIDDEN_INDEX)
+    return values, second
+
+
+register(OpDef(
+    "topk",
+    params={"axis": Optional(Int(), default=-1), "k": Int(1),
+            "ret_typ": Enum(("value", "indices", "mask", "both"), default="indices"),
+            "is_ascend": Bool(False), "dtype": DType("float32", choices=_INDEX_DTYPES)},
+    compute=_topk, infer_shape=_topk_rule, infer_type=_topk_type, num_outputs=_n_outputs,
+    num_visible_outputs=lambda p: 2 if p.ret_typ == "both" else 1,
+    doc="The k largest (or smallest) elements along an axis: values, indices, mask or both."))
+
+
+def _sort_rule(p, in_shapes):
+    shape = in_shapes[0]
+    if shape is None:
+        return in_shapes, [None, None]
+    ax, _ = _layout(tuple(shape), p.axis)
+    out = tuple(shape) if ax is not None else (_layout(tuple(shape), None)[1],)
+    return in_shapes, [out, out]
+
+
+def _sort(p, x: np.ndarray):
+    n = _layout(x.shape, p.axis)[1]
+    values, idx, _, _ = _sorted(x, p.axis, n, p.is_ascend)
+    return values, idx.astype(_HIDDEN_INDEX)
+
+
+register(OpDef(
+    "sort", params={"axis": Optional(Int(), default=-1), "is_ascend": Bool(True)},
+    compute=_sort, infer_shape=_sort_rule,
+    infer_type=lambda p, t: (t, [t[0], _HIDDEN_INDEX]), num_outputs=2, num_visible_outputs=1,
+    doc="Sorted copy along an axis (flattened when axis is None)."))
+
+
+def _argsort(p, x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float16:
+        raise DTypeError("argsort: MXNet does not support float16 data; cast it with "
+                         ".astype('float32') first")
+    n = _layout(x.shape, p.axis)[1]
+    index = np.dtype(p.dtype)
+    _check_index_dtype(index, n)
+    return _sorted(x, p.axis, n, p.is_ascend)[1].astype(index)
+
+
+def _argsort_rule(p, in_shapes):
+    ins, outs = _sort_rule(p, in_shapes)
+    return ins, outs[:1]
+
+
+register(OpDef(
+    "argsort",
+    params={"axis": Optional(Int(), default=-1), "is_ascend": Bool(True),
+            "dtype": DType("float32", choices=_INDEX_DTYPES)},
+    compute=_argsort, infer_shape=_argsort_rule,
+    infer_type=lambda p, t: (t, [np.dtype(p.dtype)]),
+    doc="Indices that sort an array along an axis, in ``dtype`` (float32 by default)."))
+

@@ -63,15 +63,23 @@ def _sweep(order: list[Node], values: dict, rule: Callable, combine: Callable,
                 from None
         for (src, idx), old, new in zip(node.inputs, ins, new_ins):
             merged = _combine(combine, old, new, node, f"input {src.name!r}")
-            if merged != old:
+            if _differs(merged, old):
                 values[(id(src), idx)] = merged
                 changed = True
         for i, (old, new) in enumerate(zip(outs_before, new_outs)):
             merged = _combine(combine, old, new, node, f"output {i}")
-            if merged != old:
+            if _differs(merged, old):
                 values[(id(node), i)] = merged
                 changed = True
     return changed
+
+
+def _differs(new: Any, old: Any) -> bool:
+    """``new != old`` that also holds for float64 vs None (``np.dtype(None)`` is float64, so
+    ``np.dtype('float64') != None`` is False)."""
+    if new is None or old is None:
+        return (new is None) != (old is None)
+    return bool(new != old)
 
 
 def _combine(combine: Callable, old: Any, new: Any, node: Node, what: str) -> Any:
@@ -103,7 +111,8 @@ def infer_shapes(order: list[Node], given: Mapping[str, tuple]) -> dict:
                 values[(id(node), 0)] = shape
 
     def rule(node: Node, ins: list) -> tuple[list, list]:
-        return node.op.shapes(node.params, ins)
+        outs = [values.get((id(node), i)) for i in range(node.num_outputs())]
+        return node.op.shapes(node.params, ins, outs)
 
     def combine(old, new):
         return merge(old, tuple(new) if new is not None else None)

@@ -1,0 +1,82 @@
+"""Linear algebra against MXNet 1.9.1 (tests/golden/ops/linalg.npz)."""
+
+import pytest
+
+from tests.ops import cases_linalg
+from tests.ops._check import check_nd, check_sym, load_golden
+
+GOLDEN = load_golden("linalg")
+IDS = [c["name"] for c in cases_linalg.CASES]
+
+
+@pytest.mark.parametrize("case", cases_linalg.CASES, ids=IDS)
+def test_nd(case):
+    check_nd(case, GOLDEN[case["name"]])
+
+
+@pytest.mark.parametrize("case", cases_linalg.CASES, ids=IDS)
+def test_sym(case):
+    check_sym(case, GOLDEN[case["name"]])
+
+
+# --- targeted checks the table cannot express ---------------------------------------------
+import numpy as np  # noqa: E402
+
+import gluonport as mx  # noqa: E402
+from gluonport.errors import DTypeError, ShapeError  # noqa: E402
+
+RNG = np.random.RandomState(7)
+A = RNG.uniform(-1, 1, (4, 3)).astype(np.float32)
+B = RNG.uniform(-1, 1, (5, 4)).astype(np.float32)
+
+
+@pytest.mark.parametrize("ta,tb,lhs,rhs,want", [
+    (False, False, A.T, B.T, A.T @ B.T),
+    (True, False, A, B.T, A.T @ B.T),
+    (False, True, A.T, B, A.T @ B.T),
+    (True, True, A, B, A.T @ B.T),
+])
+def test_dot_transpose_flags(ta, tb, lhs, rhs, want):
+    got = mx.nd.dot(mx.nd.array(lhs), mx.nd.array(rhs), transpose_a=ta, transpose_b=tb)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_dot_shape_mismatch_names_node_and_shapes():
+    with pytest.raises(ShapeError, match=r"node 'd'.*\(2, 3\) x \(4, 5\)"):
+        mx.sym.dot(mx.sym.var("x"), mx.sym.var("y"), name="d").infer_shape(x=(2, 3), y=(4, 5))
+
+
+def test_dot_refuses_vector_transpose_and_integers():
+    v = mx.nd.array([1.0, 2.0, 3.0])
+    with pytest.raises(ShapeError, match="cannot transpose vectors"):
+        mx.nd.dot(v, v, transpose_a=True)
+    i = mx.nd.array(np.ones((2, 2), np.int32), dtype=np.int32)
+    with pytest.raises(DTypeError, match="float32"):
+        mx.nd.dot(i, i)
+
+
+def test_dot_float16_computes_in_float32():
+    a = RNG.uniform(-1, 1, (3, 8)).astype(np.float16)
+    got = mx.nd.dot(mx.nd.array(a), mx.nd.array(a.T))
+    assert got.dtype == np.float16
+    want = a.astype(np.float32) @ a.T.astype(np.float32)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-3, atol=2e-3)
+
+
+def test_batch_dot_needs_3d():
+    with pytest.raises(ShapeError, match="N >= 3"):
+        mx.nd.batch_dot(mx.nd.array(A), mx.nd.array(B.T))
+
+
+def test_gemm_completes_c_shape():
+    # oracle: linalg_gemm(A, B, C).infer_shape_partial(A=(2,3,4), B=(2,4,5)) gives C (2, 3, 5)
+    sym = mx.sym.linalg_gemm(mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c"))
+    args, outs, _ = sym.infer_shape_partial(a=(2, 3, 4), b=(2, 4, 5))
+    assert args == [(2, 3, 4), (2, 4, 5), (2, 3, 5)] and outs == [(2, 3, 5)]
+
+
+def test_gemm2_canonical_name_and_alias():
+    sym = mx.sym.linalg_gemm2(mx.sym.var("a"), mx.sym.var("b"))
+    assert '"op": "_linalg_gemm2"' in sym.tojson().replace("'", '"')
+    got = mx.nd.invoke("_linalg_gemm2", [mx.nd.array(A.T), mx.nd.array(B.T)], {"alpha": 2.0})
+    np.testing.assert_allclose(got.asnumpy(), 2 * A.T @ B.T, rtol=1e-5, atol=1e-6)
