@@ -38,6 +38,8 @@ def make_input(spec, seed):
 
 
 def find_op(name):
+    if name.startswith("_contrib_"):  # MXNet places _contrib_X at mx.nd.contrib.X
+        return getattr(mx.nd.contrib, name[len("_contrib_"):])
     for ns in (mx.nd, mx.nd._internal, mx.nd.contrib, mx.nd.op):
         if hasattr(ns, name):
             return getattr(ns, name)
