@@ -145,10 +145,12 @@ class Symbol(OpSurface):
         return [n.output_names()[i] for n, i in self._outputs]
 
     def get_internals(self) -> Symbol:
-        """A group of every node's every output, in topological order."""
+        """A group of every node's every visible output, in topological order (nnvm's
+        ``GetInternals`` honours ``FNumVisibleOutputs``: no BatchNorm mean/var, no Pooling
+        workspace)."""
         outs = []
         for node in self._topo():
-            outs.extend((node, i) for i in range(node.num_outputs()))
+            outs.extend((node, i) for i in range(node.num_visible_outputs()))
         return Symbol(outs)
 
     def get_children(self) -> Symbol | None:
