@@ -1,1 +1,421 @@
-"""nn operators (being written)."""
+"""Dense layers, activations, dropout and the softmax family (MXNet 1.9.1 semantics).
+
+Registered here: ``FullyConnected``, ``Activation``, ``LeakyReLU``, ``Dropout``, ``softmax``,
+``log_softmax``, ``softmin`` and ``SoftmaxActivation``. The plain unary activations
+(``relu``, ``sigmoid``, ``tanh``, ``softsign``, ``hard_sigmoid``) are elementwise ops and live in
+:mod:`gluonport.ops.elemwise`; ``Embedding`` lives with the indexing ops.
+
+MXNet facts kept here (checked against MXNet 1.9.1):
+
+* these ops compute on float16/32/64 only; integer inputs raise :class:`DTypeError` (MXNet:
+  "This operation only support floating point types"). float16 is computed in float32 and
+  rounded once, as MXNet's GPU kernels accumulate.
+* ``FullyConnected`` with ``flatten=False`` applies to the last axis of an N-d input.
+* ``LeakyReLU(act_type='rrelu')`` has two visible outputs (``output``, ``mask``); at inference
+  the slope is ``(lower_bound + upper_bound) / 2`` and the mask is not written (zeros here).
+* ``Dropout`` has a hidden ``mask`` output; at inference it is the identity unless
+  ``mode='always'``.
+* ``softmax`` alone takes a ``length`` input (``use_length=True``); ``log_softmax`` and
+  ``softmin`` declare ``use_length`` but have no such input in 1.9.1.
+* ``SoftmaxActivation(mode='instance')`` normalises over the *last* axis (MXNet flattens to
+  ``(prod(shape[:-1]), shape[-1])``); ``mode='channel'`` over axis 1 of an input of rank >= 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ..errors import DTypeError, OpAttributeError, ShapeError
+from ._shape import fmt, merge, norm_axis
+from .registry import OpDef, register
+
+__all__ = ["softmax_along", "erfc", "require_float", "work_dtype"]
+
+
+# --- shared helpers ------------------------------------------------------------------------------
+def require_float(op: str, x: np.ndarray, what: str = "input") -> None:
+    """MXNet's real-type kernels refuse integer data; so do we, with the remedy."""
+    if x.dtype.kind != "f":
+        raise DTypeError(f"{op}: {what} dtype {x.dtype} is not supported (MXNet computes {op} "
+                         "on float16, float32 and float64 only); cast it, e.g. "
+                         "x.astype('float32')")
+
+
+def work_dtype(dtype: np.dtype) -> np.dtype:
+    """float16 is computed in float32 (one rounding at the end); other floats in themselves."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+def _check_shapes(rule: Callable, p, arrays: list) -> None:
+    """Run an op's shape rule on the actual input shapes, so a bad weight shape raises
+    :class:`ShapeError` naming both shapes instead of a numpy broadcasting error."""
+    rule(p, [a.shape if a is not None else None for a in arrays])
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """Complementary error function, vectorised, fractional error < 1.2e-7 everywhere.
+
+    Chebyshev-fitted exponential form (Numerical Recipes' ``erfcc``); numpy has no ``erf`` and
+    scipy is not a dependency. Relative accuracy also holds in the far tail, which keeps
+    ``gelu`` accurate for large negative inputs.
+    """
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    coeffs = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+              0.09678418, 0.37409196, 1.00002368, -1.26551223)
+    poly = np.zeros_like(t)
+    for c in coeffs:
+        poly = poly * t + c
+    ans = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, ans, 2.0 - ans)
+
+
+# --- FullyConnected ------------------------------------------------------------------------------
+def _fc_inputs(p) -> tuple[str, ...]:
+    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
+
+
+def _fc_in_units(p, data: tuple) -> int:
+    if not p.flatten:
+        return data[-1] if data else 0
+    n = 1
+    for d in data[1:]:
+        n *= d
+    return n
+
+
+def _fc_shape(p, in_shapes: list) -> tuple[list, list]:
+    """Complete ``weight`` ``(num_hidden, in_units)`` and ``bias`` ``(num_hidden,)`` from data."""
+    ins = list(in_shapes)
+    data = ins[0]
+    if data is None:
+        return ins, [None]
+    ins[1] = merge(ins[1], (p.num_hidden, _fc_in_units(p, data)), "weight: ")
+    if not p.no_bias:
+        bias = ins[2]
+        # MXNet also accepts a (num_hidden, 1) bias
+        if not (bias is not None and tuple(bias) == (p.num_hidden, 1)):
+            ins[2] = merge(bias, (p.num_hidden,), "bias: ")
+    if p.flatten:
+        out = (data[0] if data else 1, p.num_hidden)
+    else:
+        out = tuple(data[:-1]) + (p.num_hidden,)
+    return ins, [out]
+
+
+def _fc(p, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    require_float("FullyConnected", x)
+    _check_shapes(_fc_shape, p, [x, w, b])
+    wd = work_dtype(x.dtype)
+    xs = x.reshape(x.shape[0] if x.ndim else 1, -1) if p.flatten else x
+    out = np.matmul(xs.astype(wd, copy=False), w.astype(wd, copy=False).T)
+    if b is not None:
+        out += b.astype(wd, copy=False).reshape(-1)
+    return out.astype(x.dtype, copy=False)
+
+
+register(OpDef(
+    "FullyConnected",
+    params={"num_hidden": Int(), "no_bias": Bool(False), "flatten": Bool(True)},
+    inputs=_fc_inputs, infer_shape=_fc_shape, compute=_fc, aliases=("_npx_fully_connected",),
+    doc="out = dot(data, weight.T) + bias; data is flattened to 2-D unless flatten=False, "
+        "which applies the layer to the last axis."))
+
+
+# --- Activation ----------------------------------------------------------------------------------
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _softrelu(x: np.ndarray) -> np.ndarray:
+    # MXNet returns x itself above 20 (log1p(exp(x)) == x in float there)
+    return np.where(x > 20.0, x, np.log1p(np.exp(np.minimum(x, 20.0))))
+
+
+_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": _sigmoid,
+    "tanh": np.tanh,
+    "softrelu": _softrelu,
+    "softsign": lambda x: x / (1.0 + np.abs(x)),
+}
+
+
+def _activation(p, x: np.ndarray) -> np.ndarray:
+    require_float("Activation", x)
+    fn = _ACTIVATIONS[p.act_type]
+    return fn(x.astype(work_dtype(x.dtype), copy=False)).astype(x.dtype, copy=False)
+
+
+register(OpDef(
+    "Activation", params={"act_type": Enum(tuple(_ACTIVATIONS))}, compute=_activation,
+    aliases=("_npx_activation",),
+    doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign."))
+
+
+# --- LeakyReLU -----------------------------------------------------------------------------------
+# MXNet keeps these as float constants
+_SELU_ALPHA = float(np.float32(1.6732632423543772848170429916717))
+_SELU_LAMBDA = float(np.float32(1.0507009873554804934193349852946))
+
+
+def _leaky_inputs(p) -> tuple[str, ...]:
+    return ("data", "gamma") if p.act_type == "prelu" else ("data",)
+
+
+def _leaky_n_out(p) -> int:
+    return 2 if p.act_type == "rrelu" else 1
+
+
+def _leaky_out_names(p) -> tuple[str, ...]:
+    return ("output", "mask") if p.act_type == "rrelu" else ("output",)
+
+
+def _leaky_shape(p, in_shapes: list) -> tuple[list, list]:
+    ins = list(in_shapes)
+    data = ins[0]
+    if data is None:
+        return ins, [None] * _leaky_n_out(p)
+    if p.act_type == "prelu" and ins[1] is None:
+        # MXNet: an unknown gamma is one slope per channel (axis 1)
+        ins[1] = (data[1] if len(data) > 1 else 0,)
+    return ins, [tuple(data)] * _leaky_n_out(p)
+
+
+def _gamma_view(gamma: np.ndarray, data_shape: tuple) -> np.ndarray:
+    """MXNet's PReLU broadcast: gamma's dims align from the right onto data axes 0 and 1 only
+    (so a (C,) gamma scales axis 1 of NCHW data); a dim must equal the data's or be 1."""
+    out = [1] * len(data_shape)
+    s = gamma.ndim - 1
+    for i in range(len(data_shape) - 1, -1, -1):
+        if s >= 0 and i <= 1 and gamma.shape[s] in (data_shape[i], 1):
+            out[i] = gamma.shape[s]
+            s -= 1
+    if s != -1:
+        raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape {gamma.shape} to "
+                         f"data of shape {data_shape}; gamma must be (C,) for channel axis 1 "
+                         "or (1,)")
+    return gamma.reshape(out)
+
+
+def _leaky(p, x: np.ndarray, gamma: np.ndarray | None = None):
+    require_float("LeakyReLU", x)
+    wd = work_dtype(x.dtype)
+    xw = x.astype(wd, copy=False)
+    act = p.act_type
+    if act == "prelu":
+        slope = _gamma_view(gamma.astype(wd, copy=False), x.shape)
+        out = np.where(xw > 0, xw, xw * slope)
+    elif act in ("leaky", "rrelu"):
+        # rrelu at inference: the mean slope; MXNet sums the float32 bounds in float
+        slope = (np.float32(p.slope) if act == "leaky"
+                 else (np.float32(p.lower_bound) + np.float32(p.upper_bound)) / np.float32(2))
+        out = np.where(xw > 0, xw, xw * wd.type(slope))
+    elif act == "elu":
+        out = np.where(xw > 0, xw, wd.type(np.float32(p.slope)) * np.expm1(np.minimum(xw, 0)))
+    elif act == "selu":
+        neg = _SELU_ALPHA * np.expm1(np.minimum(xw, 0))
+        out = _SELU_LAMBDA * np.where(xw > 0, xw, neg)
+    else:  # gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
+        out = 0.5 * xw * erfc(-xw / np.sqrt(2.0))
+    out = out.astype(x.dtype, copy=False)
+    if act == "rrelu":
+        return out, np.zeros_like(out)
+    return out
+
+
+register(OpDef(
+    "LeakyReLU",
+    params={"act_type": Enum(("rrelu", "leaky", "prelu", "elu", "selu", "gelu"), "leaky"),
+            "slope": Float(0.25), "lower_bound": Float(0.125), "upper_bound": Float(0.334)},
+    inputs=_leaky_inputs, num_outputs=_leaky_n_out, output_names=_leaky_out_names,
+    infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",),
+    doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu."))
+
+
+# --- Dropout -------------------------------------------------------------------------------------
+_RNG: np.random.Generator | None = None
+
+
+def _rng() -> np.random.Generator:
+    """The generator for dropout masks (a module-level one until ``mx.random`` provides one)."""
+    global _RNG
+    if _RNG is None:
+        _RNG = np.random.default_rng()
+    return _RNG
+
+
+def _mask_shape(p, shape: tuple) -> tuple:
+    out = list(shape)
+    for a in p.axes:
+        out[norm_axis(a, len(shape), "Dropout axes entry")] = 1
+    return tuple(out)
+
+
+def _dropout_shape(p, in_shapes: list) -> tuple[list, list]:
+    data = in_shapes[0]
+    if data is None:
+        return list(in_shapes), [None, None]
+    return list(in_shapes), [tuple(data), _mask_shape(p, tuple(data))]
+
+
+def _drop(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverted dropout: keep with probability 1 - p, scale kept values by 1 / (1 - p)."""
+    require_float("Dropout", x)
+    keep = 1.0 - p.p
+    shape = _mask_shape(p, x.shape)
+    if keep <= 0.0:
+        mask = np.zeros(shape, x.dtype)
+    else:
+        mask = ((_rng().random(shape) < keep) / keep).astype(x.dtype)
+    return x * mask, mask
+
+
+def _dropout(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if p.mode == "always" and p.p > 0:
+        return _drop(p, x)
+    require_float("Dropout", x)
+    # hidden mask output: never read at inference; a zero-memory view of ones
+    return x.copy(), np.broadcast_to(np.ones((), x.dtype), _mask_shape(p, x.shape))
+
+
+def _dropout_train(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if p.p > 0:
+        return _drop(p, x)
+    return _dropout(p, x)
+
+
+register(OpDef(
+    "Dropout",
+    params={"p": Float(0.5), "mode": Enum(("training", "always"), "training"),
+            "axes": Shape(()), "cudnn_off": Optional(Bool(), False)},
+    num_outputs=2, num_visible_outputs=1, output_names=("output", "mask"),
+    infer_shape=_dropout_shape, compute=_dropout, train_compute=_dropout_train,
+    aliases=("_npx_dropout",),
+    doc="Identity at inference (unless mode='always'); in training zeroes each element with "
+        "probability p and scales the rest by 1/(1-p)."))
+
+
+# --- softmax family ------------------------------------------------------------------------------
+def softmax_along(x: np.ndarray, axis: int, *, temperature: float | None = None,
+                  log: bool = False, negate: bool = False, length: np.ndarray | None = None,
+                  out_dtype: np.dtype | None = None) -> np.ndarray:
+    """MXNet's softmax kernel: ``exp((x - max) / t) / sum`` along ``axis``.
+
+    ``negate`` gives softmin, ``log`` log-softmax; ``length`` (data shape without ``axis``)
+    masks positions ``>= length`` to 0, as ``softmax(use_length=True)`` does.
+    """
+    wd = work_dtype(x.dtype)
+    z = x.astype(wd, copy=True) if not negate else -x.astype(wd, copy=False)
+    valid = None
+    if length is not None:
+        lens = np.expand_dims(length, axis) if x.ndim > 1 else length.reshape(1)
+        idx = np.arange(x.shape[axis]).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+        valid = idx < lens
+        z = np.where(valid, z, -np.inf)
+    m = np.max(z, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    z = z - m
+    if temperature is not None and temperature != 1.0:
+        # MXNet casts the temperature to the data's dtype
+        z = z / x.dtype.type(temperature)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.exp(z)
+        s = np.sum(e, axis=axis, keepdims=True)
+        out = z - np.log(s) if log else e / s
+    if valid is not None:
+        out = np.where(valid, out, 0)
+    return out.astype(out_dtype or x.dtype, copy=False)
+
+
+_SOFTMAX_PARAMS = {
+    "axis": Int(-1),
+    "temperature": Optional(Float()),
+    "dtype": Optional(DType(choices=("float16", "float32", "float64"))),
+    "use_length": Optional(Bool(), False),
+}
+
+
+def _softmax_inputs(p) -> tuple[str, ...]:
+    return ("data", "length") if p.use_length else ("data",)
+
+
+def _softmax_shape(p, in_shapes: list) -> tuple[list, list]:
+    ins = list(in_shapes)
+    data = ins[0]
+    if p.use_length and data is not None:
+        ax = norm_axis(p.axis, len(data))
+        lshape = tuple(d for i, d in enumerate(data) if i != ax) or (1,)
+        ins[1] = merge(ins[1], lshape, "length: ")
+    return ins, [None if data is None else tuple(data)]
+
+
+def _softmax_type(p, in_types: list) -> tuple[list, list]:
+    """Output: ``dtype`` when given, else the data's; the length input keeps its own type."""
+    ins = list(in_types)
+    if p.dtype is not None:
+        out = np.dtype(p.dtype)
+        if ins[0] is None:
+            ins[0] = out
+        return ins, [out]
+    return ins, [ins[0]]
+
+
+def _no_length(op: str, p) -> None:
+    if p.use_length:
+        raise OpAttributeError(f"{op}: use_length=True needs a length input, which MXNet 1.9.1 "
+                               f"gives to softmax only; use softmax(data, length, "
+                               "use_length=True) (and log of it)")
+
+
+def _softmax_family(op: str, *, log: bool = False, negate: bool = False) -> Callable:
+    def compute(p, x: np.ndarray, length: np.ndarray | None = None) -> np.ndarray:
+        require_float(op, x)
+        if op != "softmax":
+            _no_length(op, p)
+        ax = norm_axis(p.axis, x.ndim)
+        if length is not None:
+            if length.dtype.kind not in "iu":
+                raise DTypeError(f"{op}: length must be an integer array, got {length.dtype}; "
+                                 "cast it, e.g. length.astype('int32')")
+            _check_shapes(_softmax_shape, p, [x, length])
+        return softmax_along(x, ax, temperature=p.temperature, log=log, negate=negate,
+                             length=length, out_dtype=np.dtype(p.dtype) if p.dtype else None)
+
+    compute.__name__ = f"_{op}"
+    return compute
+
+
+register(OpDef(
+    "softmax", params=_SOFTMAX_PARAMS, inputs=_softmax_inputs, infer_shape=_softmax_shape,
+    infer_type=_softmax_type, compute=_softmax_family("softmax"), aliases=("_npx_softmax",),
+    doc="exp(x / t) / sum(exp(x / t)) along axis; with use_length=True positions past "
+        "length[...] are 0."))
+register(OpDef(
+    "log_softmax", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
+    compute=_softmax_family("log_softmax", log=True), aliases=("_npx_log_softmax",),
+    doc="log(softmax(x)) along axis, computed stably."))
+register(OpDef(
+    "softmin", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
+    compute=_softmax_family("softmin", negate=True),
+    doc="softmax(-x) along axis."))
+
+
+def _softmax_activation(p, x: np.ndarray) -> np.ndarray:
+    require_float("SoftmaxActivation", x)
+    if p.mode == "instance":
+        return softmax_along(x, x.ndim - 1 if x.ndim else 0)
+    if x.ndim < 3:
+        raise ShapeError(f"SoftmaxActivation(mode='channel'): input of shape {fmt(x.shape)} "
+                         "needs at least 3 dimensions (N, C, ...); use mode='instance'")
+    return softmax_along(x, 1)
+
+
+register(OpDef(
+    "SoftmaxActivation",
+    params={"mode": Enum(("instance", "channel"), "instance")},
+    compute=_softmax_activation,
+    doc="Deprecated softmax: mode='instance' over the last axis, 'channel' over axis 1."))

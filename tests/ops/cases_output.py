@@ -1,0 +1,76 @@
+"""Case table for gluonport/ops/output.py (plain data; see tests/ops/_check.py).
+
+``TRAIN_CASES`` are generated under MXNet's ``autograd.train_mode()``. The forward pass of these
+ops is the same in training, but there MXNet always runs its reference kernels: MXNet 1.9.1's
+CPU (oneDNN) *inference* path for ``SoftmaxOutput`` on float32 data of rank 1, 2 or 4 normalises
+over the last axis instead of flattening to ``(N, -1)`` as the reference (and GPU) kernel does.
+gluonport follows the reference kernel, so 4-d float32 cases live here.
+"""
+
+
+def _f(*shape, dtype="float32", low=-1.0, high=1.0):
+    return {"shape": shape, "dtype": dtype, "low": low, "high": high}
+
+
+def _label(*shape, classes=3, dtype="float32"):
+    return {"shape": shape, "dtype": dtype, "low": 0, "high": classes}
+
+
+CASES = [
+    # SoftmaxOutput: label only matters for backward; its shape is checked / inferred
+    {"name": "softmax_output_2d", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 5, low=-3, high=3), _label(2)]},
+    # float64 never takes MXNet's oneDNN path: the reference kernel flattens to (N, -1)
+    {"name": "softmax_output_4d_f64_flattened", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, dtype="float64", low=-3, high=3), _label(2, 3, 2, dtype="float64")],
+     "rtol": 1e-12, "atol": 1e-12},
+    {"name": "softmax_output_3d_flattened", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 4, low=-3, high=3), _label(2, 3)]},
+    {"name": "softmax_output_multi", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, low=-3, high=3), _label(2, 4)], "attrs": {"multi_output": True}},
+    {"name": "softmax_output_multi_label_nd", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, low=-3, high=3), _label(2, 2, 2)],
+     "attrs": {"multi_output": True}},
+    {"name": "softmax_output_preserve_shape", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 4, low=-3, high=3), _label(2, 3)], "attrs": {"preserve_shape": True}},
+    {"name": "softmax_output_prob_label", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 4, low=-3, high=3), _f(2, 4, low=0, high=1)]},
+    {"name": "softmax_output_attrs", "op": "SoftmaxOutput",
+     "inputs": [_f(3, 4, low=-3, high=3), _label(3)],
+     "attrs": {"grad_scale": 2.0, "ignore_label": 1.0, "use_ignore": True,
+               "normalization": "valid", "smooth_alpha": 0.1, "out_grad": False}},
+    {"name": "softmax_alias", "op": "Softmax", "inputs": [_f(2, 5, low=-3, high=3), _label(2)]},
+    {"name": "softmax_output_f64", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 5, dtype="float64"), _label(2, dtype="float64")],
+     "rtol": 1e-12, "atol": 1e-12},
+    # regression heads
+    {"name": "linear_regression", "op": "LinearRegressionOutput", "inputs": [_f(2, 3), _f(2, 3)]},
+    {"name": "linear_regression_col", "op": "LinearRegressionOutput",
+     "inputs": [_f(4, 1), _f(4)], "attrs": {"grad_scale": 0.5}},
+    {"name": "mae_regression", "op": "MAERegressionOutput", "inputs": [_f(2, 3, 2), _f(2, 3, 2)]},
+    {"name": "logistic_regression", "op": "LogisticRegressionOutput",
+     "inputs": [_f(3, 4, low=-6, high=6), _f(3, 4, low=0, high=1)]},
+    {"name": "logistic_regression_f64", "op": "LogisticRegressionOutput",
+     "inputs": [_f(3, 2, dtype="float64", low=-6, high=6), _f(3, 2, dtype="float64")],
+     "rtol": 1e-12, "atol": 1e-12},
+    {"name": "svm_output", "op": "SVMOutput", "inputs": [_f(3, 4), _label(3, classes=4)],
+     "attrs": {"margin": 0.5, "regularization_coefficient": 2.0, "use_linear": True}},
+    {"name": "svm_output_3d", "op": "SVMOutput", "inputs": [_f(2, 3, 4), _label(2, 3)]},
+    # identity markers
+    {"name": "make_loss_legacy", "op": "MakeLoss", "inputs": [_f(2, 3)],
+     "attrs": {"grad_scale": 3.0, "valid_thresh": 0.1, "normalization": "batch"}},
+    {"name": "make_loss", "op": "make_loss", "inputs": [_f(2, 3)]},
+    {"name": "block_grad", "op": "BlockGrad", "inputs": [_f(2, 3, 4)]},
+    {"name": "stop_gradient_int32", "op": "stop_gradient",
+     "inputs": [_f(2, 3, dtype="int32", low=-9, high=9)]},
+]
+
+TRAIN_CASES = [
+    {"name": "train_softmax_output_4d_flattened", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, low=-3, high=3), _label(2, 3, 2)]},
+    {"name": "train_softmax_output_4d_preserve_shape", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, low=-3, high=3), _label(2, 3, 2)],
+     "attrs": {"preserve_shape": True}},
+    {"name": "train_softmax_output_4d_multi", "op": "SoftmaxOutput",
+     "inputs": [_f(2, 3, 2, 2, low=-3, high=3), _label(2, 4)], "attrs": {"multi_output": True}},
+]
