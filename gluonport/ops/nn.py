@@ -32,7 +32,7 @@ from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge, norm_axis
 from .registry import OpDef, register
 
-__all__ = ["softmax_along", "erfc", "require_float", "work_dtype"]
+__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype"]
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -63,14 +63,20 @@ def erfc(x: np.ndarray) -> np.ndarray:
     ``gelu`` accurate for large negative inputs.
     """
     z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
+    t = 0.5 * z
+    t += 1.0
+    np.reciprocal(t, out=t)
     coeffs = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
               0.09678418, 0.37409196, 1.00002368, -1.26551223)
-    poly = np.zeros_like(t)
-    for c in coeffs:
-        poly = poly * t + c
-    ans = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, ans, 2.0 - ans)
+    poly = np.full_like(t, coeffs[0])
+    for c in coeffs[1:]:  # Horner, in place (ten whole-array passes, no temporaries)
+        poly *= t
+        poly += c
+    z *= z
+    poly -= z
+    np.exp(poly, out=poly)
+    poly *= t
+    return np.where(x >= 0, poly, 2.0 - poly)
 
 
 # --- FullyConnected ------------------------------------------------------------------------------
@@ -126,8 +132,10 @@ register(OpDef(
 
 
 # --- Activation ----------------------------------------------------------------------------------
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -x))
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))``; exp overflowing to inf for very negative x gives the right 0."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 def _softrelu(x: np.ndarray) -> np.ndarray:
@@ -137,7 +145,7 @@ def _softrelu(x: np.ndarray) -> np.ndarray:
 
 _ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
-    "sigmoid": _sigmoid,
+    "sigmoid": sigmoid,
     "tanh": np.tanh,
     "softrelu": _softrelu,
     "softsign": lambda x: x / (1.0 + np.abs(x)),
@@ -157,6 +165,7 @@ register(OpDef(
 
 
 # --- LeakyReLU -----------------------------------------------------------------------------------
+_SQRT_HALF = 0.7071067811865476  # a Python float, so float32 data stays float32
 # MXNet keeps these as float constants
 _SELU_ALPHA = float(np.float32(1.6732632423543772848170429916717))
 _SELU_LAMBDA = float(np.float32(1.0507009873554804934193349852946))
@@ -220,7 +229,7 @@ def _leaky(p, x: np.ndarray, gamma: np.ndarray | None = None):
         neg = _SELU_ALPHA * np.expm1(np.minimum(xw, 0))
         out = _SELU_LAMBDA * np.where(xw > 0, xw, neg)
     else:  # gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
-        out = 0.5 * xw * erfc(-xw / np.sqrt(2.0))
+        out = 0.5 * xw * erfc(xw * -_SQRT_HALF)
     out = out.astype(x.dtype, copy=False)
     if act == "rrelu":
         return out, np.zeros_like(out)
@@ -237,15 +246,18 @@ register(OpDef(
 
 
 # --- Dropout -------------------------------------------------------------------------------------
-_RNG: np.random.Generator | None = None
+_FALLBACK_RNG: list[np.random.Generator] = []
 
 
 def _rng() -> np.random.Generator:
-    """The generator for dropout masks (a module-level one until ``mx.random`` provides one)."""
-    global _RNG
-    if _RNG is None:
-        _RNG = np.random.default_rng()
-    return _RNG
+    """The generator for dropout masks: ``gluonport.random``'s, so ``mx.random.seed`` applies."""
+    try:
+        from ..random import generator  # late: gluonport.random imports the nd front end
+    except ImportError:  # pragma: no cover - only while gluonport.random is absent
+        if not _FALLBACK_RNG:
+            _FALLBACK_RNG.append(np.random.default_rng(0))
+        return _FALLBACK_RNG[0]
+    return generator()
 
 
 def _mask_shape(p, shape: tuple) -> tuple:

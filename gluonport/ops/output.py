@@ -28,7 +28,7 @@ import numpy as np
 from ..attrs import Bool, Enum, Float
 from ..errors import ShapeError
 from ._shape import fmt, known, merge
-from .nn import require_float, softmax_along, work_dtype
+from .nn import require_float, sigmoid, softmax_along, work_dtype
 from .registry import OpDef, register
 
 __all__: list[str] = []
@@ -110,8 +110,7 @@ def _regression_shape(p, in_shapes: list) -> tuple[list, list]:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    xw = x.astype(work_dtype(x.dtype), copy=False)
-    return np.exp(-np.logaddexp(0.0, -xw)).astype(x.dtype, copy=False)
+    return sigmoid(x.astype(work_dtype(x.dtype), copy=False)).astype(x.dtype, copy=False)
 
 
 def _regression(name: str, fn, doc: str) -> None:

@@ -185,6 +185,16 @@ def test_dropout_always_drops_at_inference():
     assert set(np.unique(out)) <= {0.0, 6.0} and 0.35 < (out == 0).mean() < 0.65
 
 
+def test_dropout_masks_follow_mx_random_seed():
+    rnd = pytest.importorskip("gluonport.random")
+    draws = []
+    for _ in range(2):
+        rnd.seed(11)
+        draws.append(mx.nd.Dropout(mx.nd.ones((6, 7)), p=0.5, mode="always").asnumpy())
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert 0 < (draws[0] == 0).sum() < draws[0].size
+
+
 def test_dropout_inference_output_is_not_the_input():
     x = mx.nd.ones((2, 3))
     y = mx.nd.Dropout(x)
