@@ -82,6 +82,10 @@ class OpDef:
         Other names MXNet accepts for the op (``"_Plus"``, ``"split"``); they resolve here.
     no_onnx:
         Why there is no ONNX export, when there is none by design.
+    var_attrs:
+        Attributes MXNet puts on the variables it creates for missing inputs (its
+        ``FSetInputVarAttrOnCompose``): ``{"moving_mean": {"__init__": '["zero", {}]'}}``, or a
+        function of the params returning that.
     """
 
     name: str
@@ -98,6 +102,7 @@ class OpDef:
     train_compute: ComputeFn | None = None
     aliases: tuple[str, ...] = ()
     no_onnx: str | None = None
+    var_attrs: dict[str, dict[str, str]] | Callable[[Params], dict] | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 
@@ -111,14 +116,26 @@ class OpDef:
         return self.params.parse(attrs, op=self.name, node=node, strict=strict)
 
     def input_names(self, p: Params, n_given: int | None = None) -> list[str]:
-        """Input names for these params; variadic ops name them ``arg0, arg1, ...``."""
+        """Input names for these params; variadic ops name them ``arg0, arg1, ...``.
+
+        A variadic op whose ``inputs`` is a function may return fixed names for some params
+        (``UpSampling`` with ``sample_type='bilinear'`` takes ``data, weight``) or ``None``.
+        """
         if self.variadic is not None:
+            fixed = self.inputs(p) if callable(self.inputs) else None
+            if fixed is not None:
+                return list(fixed)
             count = n_given
             if count is None and self.variadic:
                 count = int(p.get(self.variadic, 0) or 0)
             return [f"arg{i}" for i in range(count or 0)]
         names = self.inputs(p) if callable(self.inputs) else self.inputs
         return list(names)
+
+    def input_var_attrs(self, p: Params, input_name: str) -> dict[str, str]:
+        """Extra attributes for an auto-created variable of input ``input_name``."""
+        table = self.var_attrs(p) if callable(self.var_attrs) else self.var_attrs
+        return dict((table or {}).get(input_name, {}))
 
     def n_outputs(self, p: Params) -> int:
         n = self.num_outputs

@@ -368,7 +368,9 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | N
     inputs: list[tuple[Node, int]] = []
     for in_name, x in zip(call.input_names, call.inputs):
         if x is None:
-            inputs.append((Node(None, f"{node_name}_{in_name}", dict(attrs)), 0))
+            var_attrs = dict(attrs)
+            var_attrs.update(op.input_var_attrs(call.params, in_name))
+            inputs.append((Node(None, f"{node_name}_{in_name}", var_attrs), 0))
             continue
         if len(x._outputs) != 1:
             raise GraphError(f"{op.name} {node_name!r}: input {in_name!r} is a group of "
