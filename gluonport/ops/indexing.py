@@ -1,1 +1,336 @@
-"""indexing operators (being written)."""
+"""Indexing operators: take, pick, Embedding, one_hot, where, gather/scatter, masks.
+
+MXNet 1.9.1 semantics kept here (checked against the real library):
+
+* float indices are truncated toward zero (C's ``static_cast``) before use: ``1.7 -> 1``,
+  ``-0.5 -> 0``; ``mode='clip'`` then clips, ``'wrap'`` wraps like Python's ``%``;
+* the output takes the data's dtype; index inputs keep their own dtype in type inference
+  (``batch_take`` alone requires int32 indices);
+* ``where`` accepts a 1-d condition selecting whole rows of ``x``/``y``;
+* where MXNet would read or write out of bounds (``scatter_nd``/``index_copy`` with a bad
+  index, ``batch_take`` on 3-d data) gluonport raises :class:`~gluonport.errors.ShapeError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ..errors import DTypeError, ShapeError
+from ._shape import fmt, merge, norm_axis
+from .shape import check, define, types_from
+
+__all__: list[str] = []
+
+_DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
+
+
+def _as_index(idx: np.ndarray) -> np.ndarray:
+    """Indices as int64, truncating floats toward zero as MXNet's kernels do."""
+    if idx.dtype.kind in "iub":
+        return idx.astype(np.int64, copy=False)
+    return np.trunc(idx).astype(np.int64)
+
+
+def _fix_mode(idx: np.ndarray, size: int, mode: str, what: str) -> np.ndarray:
+    if mode == "clip":
+        return np.clip(idx, 0, size - 1)
+    if mode == "wrap":
+        return np.mod(idx, size)
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        raise ShapeError(f"{what} {int(idx[bad][0])} out of bounds for size {size} "
+                         "(mode='raise')")
+    return idx
+
+
+# --- take / pick / batch_take ----------------------------------------------------------------
+def _take_shape(p, a: tuple, idx: tuple) -> tuple:
+    check(-len(a) <= p.axis < len(a), f"axis {p.axis} is out of range for {len(a)}-d data")
+    axis = p.axis + len(a) if p.axis < 0 else p.axis
+    return a[:axis] + idx + a[axis + 1:]
+
+
+def _take(p, a, indices):
+    axis = norm_axis(p.axis, a.ndim)
+    check(a.shape[axis] > 0, f"cannot take from an empty axis {axis} of {fmt(a.shape)}")
+    idx = _fix_mode(_as_index(indices), a.shape[axis], p.mode, "index")
+    return np.take(a, idx, axis=axis)
+
+
+define("take", _take,
+    lambda p, ins: (ins, [None if None in ins else _take_shape(p, tuple(ins[0]),
+                                                              tuple(ins[1]))]),
+    inputs=("a", "indices"), infer_type=types_from((0,)),
+    params={"axis": Int(0), "mode": Enum(("clip", "raise", "wrap"), "clip")},
+    doc="Take slices of ``a`` along ``axis`` at ``indices``; out-of-range indices are "
+        "clipped, wrapped or refused by ``mode``.")
+
+
+def _pick_axis(p, ndim: int) -> int:
+    check(p.axis is not None, "axis=None is not supported by pick (MXNet neither); give an axis")
+    return norm_axis(p.axis, ndim)
+
+
+def _pick_rule(p, ins):
+    data, index = ins
+    if data is None:
+        return ins, [None]
+    data = tuple(data)
+    axis = _pick_axis(p, len(data))
+    kept = data[:axis] + (1,) + data[axis + 1:]
+    dropped = data[:axis] + data[axis + 1:]
+    like = kept if index is not None and len(index) == len(data) else dropped
+    return [data, merge(index, like, "index: ")], [kept if p.keepdims else dropped]
+
+
+def _pick(p, data, index):
+    axis = _pick_axis(p, data.ndim)
+    _pick_rule(p, [data.shape, index.shape])
+    idx = _fix_mode(_as_index(index), data.shape[axis], p.mode, "index")
+    if idx.ndim < data.ndim:
+        idx = np.expand_dims(idx, axis)
+    out = np.take_along_axis(data, idx, axis=axis)
+    return out if p.keepdims else out.squeeze(axis)
+
+
+define("pick", _pick, _pick_rule, inputs=("data", "index"), infer_type=types_from((0,)),
+    params={"axis": Optional(Int(), default=-1), "keepdims": Bool(False),
+            "mode": Enum(("clip", "wrap"), "clip")},
+    aliases=("choose_element_0index",),
+    doc="Pick one element per position along ``axis`` at ``index``.")
+
+
+def _batch_take_rule(p, ins):
+    a, idx = ins
+    if a is not None:
+        check(len(a) >= 2, f"data must be at least 2-d, got {fmt(tuple(a))}")
+    return ins, [idx]
+
+
+def _batch_take(p, a, indices):
+    if indices.dtype != np.int32:
+        raise DTypeError(f"indices must be int32 (MXNet's type rule), got {indices.dtype}")
+    check(a.ndim >= 2 and a.size // a.shape[-1] == a.shape[0],
+          f"data {fmt(a.shape)} must be (N, K) (MXNet reads out of bounds otherwise)")
+    check(indices.size == a.shape[0], f"{indices.size} indices for {a.shape[0]} rows")
+    k = a.shape[-1]
+    j = np.clip(indices.reshape(-1).astype(np.int64), 0, k - 1)
+    return a.reshape(-1, k)[np.arange(a.shape[0]), j].reshape(indices.shape)
+
+
+def _batch_take_types(p, in_types):
+    return [in_types[0], np.dtype(np.int32)], [in_types[0]]
+
+
+define("batch_take", _batch_take, _batch_take_rule, inputs=("a", "indices"),
+    infer_type=_batch_take_types,
+    doc="``out[i] = a[i, indices[i]]`` with indices clipped (deprecated in MXNet for pick).")
+
+
+# --- Embedding / one_hot ---------------------------------------------------------------------
+def _embedding_rule(p, ins):
+    data, weight = ins
+    weight = merge(weight, (p.input_dim, p.output_dim), "weight: ")
+    out = None if data is None else tuple(data) + (p.output_dim,)
+    return [data, weight], [out]
+
+
+def _embedding_types(p, in_types):
+    dt = in_types[1] if in_types[1] is not None else dtypes.to_numpy(p.dtype)
+    return [in_types[0], dt], [dt]
+
+
+def _embedding(p, data, weight):
+    _embedding_rule(p, [data.shape, weight.shape])
+    idx = np.clip(_as_index(data), 0, p.input_dim - 1)
+    return weight[idx]
+
+
+define("Embedding", _embedding, _embedding_rule, inputs=("data", "weight"),
+    infer_type=_embedding_types, aliases=("_sparse_Embedding",),
+    params={"input_dim": Int(), "output_dim": Int(), "dtype": DType("float32", choices=_DTYPES),
+            "sparse_grad": Bool(False)},
+    doc="Look up rows of ``weight`` (input_dim, output_dim) at the (clipped) indices "
+        "``data``; the output adds a last dim of size output_dim.")
+
+
+def _one_hot(p, indices):
+    check(p.depth >= 0, f"depth={p.depth} must be >= 0")
+    idx = _as_index(indices)[..., None]
+    hot = idx == np.arange(p.depth)  # out-of-range indices give an all-off row
+    dt = dtypes.to_numpy(p.dtype)
+    return np.where(hot, np.asarray(p.on_value).astype(dt), np.asarray(p.off_value).astype(dt))
+
+
+define("one_hot", _one_hot,
+    lambda p, ins: (ins, [None if ins[0] is None else tuple(ins[0]) + (p.depth,)]),
+    inputs=("indices",), infer_type=lambda p, t: (t, [dtypes.to_numpy(p.dtype)]),
+    params={"depth": Int(), "on_value": Float(1.0), "off_value": Float(0.0),
+            "dtype": DType("float32", choices=_DTYPES)},
+    doc="One-hot rows of length ``depth`` (``on_value`` at the index, ``off_value`` "
+        "elsewhere, all off for an out-of-range index), in ``dtype``.")
+
+
+# --- where -----------------------------------------------------------------------------------
+def _where_rule(p, ins):
+    cond, x, y = ins
+    t = merge(x, y, "x vs y: ")
+    if t is None:
+        return ins, [None]
+    if cond is not None and len(cond) == len(t):
+        cond = t = merge(cond, t, "condition vs x: ")
+    elif cond is not None:
+        check(len(cond) == 1, f"condition {fmt(tuple(cond))} must have x's shape {fmt(t)} "
+                              "or be 1-d over its first axis")
+        check(not (cond[0] and t[0]) or cond[0] == t[0],
+              f"1-d condition of size {cond[0]} does not match x's first dim in {fmt(t)}")
+    return [cond, t, t], [t]
+
+
+def _where(p, cond, x, y):
+    _where_rule(p, [cond.shape, x.shape, y.shape])
+    c = cond != 0
+    if c.shape != x.shape:  # 1-d condition: one flag per row
+        c = c.reshape(c.shape + (1,) * (x.ndim - 1))
+    return np.where(c, x, y)
+
+
+define("where", _where, _where_rule, inputs=("condition", "x", "y"),
+    infer_type=types_from((1, 2)), aliases=("_sparse_where",),
+    doc="``x`` where ``condition`` is non-zero, else ``y``; a 1-d condition selects whole "
+        "rows.")
+
+
+# --- gather / scatter ------------------------------------------------------------------------
+def _nd_index_shape(ishape: tuple, what: str) -> int:
+    check(len(ishape) >= 2, f"{what} indices must be at least 2-d (M, ...), got {fmt(ishape)}")
+    m = ishape[0]
+    check(m <= 10, f"{what} indexes at most 10 dims, got {m}")
+    return m
+
+
+def _gather_rule(p, ins):
+    data, idx = ins
+    if data is None or idx is None:
+        return ins, [None]
+    m = _nd_index_shape(tuple(idx), "gather_nd")
+    check(m <= len(data), f"{m} index dims for {len(data)}-d data")
+    return ins, [tuple(idx[1:]) + tuple(data[m:])]
+
+
+def _gather_nd(p, data, indices):
+    _gather_rule(p, [data.shape, indices.shape])
+    dims = np.array(data.shape[:indices.shape[0]]).reshape((-1,) + (1,) * (indices.ndim - 1))
+    bad = (indices < -dims) | (indices > dims - 1)  # MXNet checks the raw (float) value
+    if bad.any():
+        raise ShapeError(f"index {indices[bad][0]} is out of bounds for data "
+                         f"{fmt(data.shape)}")
+    # MXNet's kernel reads (int)(index + dim) % dim: floats round toward -inf here
+    return data[tuple(_as_index(indices + dims) % dims)]
+
+
+define("gather_nd", _gather_nd, _gather_rule, inputs=("data", "indices"),
+    infer_type=types_from((0,)),
+    doc="``out[y...] = data[indices[0, y...], ..., indices[M-1, y...]]`` (negative indices "
+        "count from the end).")
+
+
+def _scatter_rule(p, ins):
+    data, idx = ins
+    out = tuple(p.shape)
+    if idx is None:
+        return ins, [out]
+    m = _nd_index_shape(tuple(idx), "scatter_nd")
+    check(m <= len(out), f"{m} index dims for a {len(out)}-d output")
+    want = tuple(idx[1:]) + out[m:]
+    try:
+        data = merge(data, want)
+    except ShapeError:
+        raise ShapeError(f"data {fmt(tuple(data))}, indices {fmt(tuple(idx))} and shape "
+                         f"{fmt(out)} do not fit: data must be {fmt(want)}") from None
+    return [data, idx], [out]
+
+
+def _scatter_nd(p, data, indices):
+    _scatter_rule(p, [data.shape, indices.shape])
+    idx = _as_index(indices)
+    dims = np.array(p.shape[:idx.shape[0]]).reshape((-1,) + (1,) * (idx.ndim - 1))
+    bad = (idx < 0) | (idx >= dims)
+    if bad.any():
+        raise ShapeError(f"index {int(idx[bad][0])} is out of bounds for shape "
+                         f"{fmt(tuple(p.shape))} (MXNet writes out of bounds)")
+    out = np.zeros(tuple(p.shape), data.dtype)
+    out[tuple(idx)] = data
+    return out
+
+
+define("scatter_nd", _scatter_nd, _scatter_rule, inputs=("data", "indices"),
+    params={"shape": Shape()}, infer_type=types_from((0,)),
+    doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of gather_nd).")
+
+
+# --- masks and copies ------------------------------------------------------------------------
+def _mask_rule(p, ins):
+    data, index = ins
+    check(p.axis == 0, f"axis={p.axis}: only axis=0 is supported (as in MXNet 1.9.1)")
+    if data is None:
+        return ins, [None]
+    index = merge(index, (data[0],), "index: ")
+    return [data, index], [(0,) + tuple(data[1:])]  # the first dim depends on the values
+
+
+def _boolean_mask(p, data, index):
+    _mask_rule(p, [data.shape, index.shape])
+    return data[index != 0]
+
+
+define("_contrib_boolean_mask", _boolean_mask, _mask_rule, inputs=("data", "index"),
+    params={"axis": Int(0)}, infer_type=types_from((0,)),
+    doc="The rows of ``data`` whose ``index`` entry is non-zero (output size depends on "
+        "the values, so shape inference leaves the first dim unknown).")
+
+
+def _index_copy_rule(p, ins):
+    old, idx, new = ins
+    if idx is not None:
+        check(len(idx) == 1, f"index_vector must be 1-d, got {fmt(tuple(idx))}")
+    if old is not None and idx is not None:
+        new = merge(new, tuple(idx) + tuple(old[1:]), "new_tensor: ")
+    return [old, idx, new], [old]
+
+
+def _index_copy(p, old, index, new):
+    _index_copy_rule(p, [old.shape, index.shape, new.shape])
+    idx = _as_index(index)
+    bad = (idx < 0) | (idx >= old.shape[0])
+    if bad.any():
+        raise ShapeError(f"index {int(idx[bad][0])} is out of bounds for {old.shape[0]} rows")
+    out = old.copy()
+    out[idx] = new
+    return out
+
+
+define("_contrib_index_copy", _index_copy, _index_copy_rule,
+    inputs=("old_tensor", "index_vector", "new_tensor"), infer_type=types_from((0, 2)),
+    doc="A copy of ``old_tensor`` whose rows ``index_vector`` are replaced by ``new_tensor``.")
+
+
+def _index_axes(p, ndim: int) -> list[int]:
+    if p.axes is None:
+        return list(range(ndim))
+    return [norm_axis(a, ndim) for a in p.axes]
+
+
+def _index_array(p, data):
+    grid = np.indices(data.shape, dtype=np.int64)[_index_axes(p, data.ndim)]
+    return np.ascontiguousarray(np.moveaxis(grid, 0, -1))
+
+
+define("_contrib_index_array", _index_array,
+    lambda p, ins: (ins, [None if ins[0] is None else
+                          tuple(ins[0]) + (len(_index_axes(p, len(ins[0]))),)]),
+    params={"axes": Optional(Shape())}, infer_type=types_from((), "int64"),
+    doc="Each element's index (along ``axes``, default all) as an int64 array of shape "
+        "``data.shape + (len(axes),)``.")

@@ -1,0 +1,166 @@
+"""MXNet's Reshape shape algorithm (``InferReshapeShape`` in src/operator/tensor/matrix_op-inl.h)
+as pure functions, shared by the ``Reshape`` op (shape.py) and the ONNX exporter.
+
+Shapes are MXNet 1.x legacy shapes: 0 is an unknown dim. MXNet's quirks are kept where its result
+is well defined (the inferred ``-1`` value is written at the spec position of ``-1``, which after
+``-2`` can differ from its output position); where MXNet would read or write out of bounds, or
+produce an array whose size differs from the input's, :class:`ShapeError` is raised instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..errors import ShapeError
+from ._shape import fmt, known
+
+__all__ = ["infer_reshape", "reshape_target", "reshape_error", "check_size", "prod"]
+
+
+def prod(dims: Iterable[int]) -> int:
+    """The product of dims (1 for none)."""
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
+def infer_reshape(src_shape: Sequence[int | None], spec: Sequence[int],
+                  reverse: bool = False) -> tuple[int, ...]:
+    """MXNet's ``Reshape`` target shape for an input shape and a ``shape=`` spec.
+
+    Special codes (read left to right, or right to left when ``reverse``): ``0`` copies the
+    input dim, ``-1`` infers one dim from the size, ``-2`` copies all remaining dims, ``-3``
+    merges two input dims, ``-4 a b`` splits one input dim into ``a, b`` (one of them may be
+    -1). Unknown input dims (0, -1 or None) give unknown (0) output dims exactly where MXNet's
+    legacy inference does.
+
+    Raises :class:`ShapeError` (``cannot reshape (2, 3) to (4, -1): ...``) on an invalid spec
+    or, for a fully known input, a size mismatch.
+
+    >>> infer_reshape((2, 3, 4), (0, -1)), infer_reshape((2, 3, 4), (-4, 1, 2, -2))
+    ((2, 12), (1, 2, 3, 4))
+    >>> infer_reshape((0, 3, 4), (0, -3)), infer_reshape((10, 5, 4), (-1, 0), reverse=True)
+    ((0, 12), (50, 4))
+    """
+    src = tuple(0 if d is None or d < 0 else int(d) for d in src_shape)
+    spec = tuple(int(c) for c in spec)
+    out = _reshape_codes(src, spec, reverse, exact=False)
+    check_size(src, out, spec)
+    return out
+
+
+def reshape_error(src: tuple, spec: tuple, why: str) -> ShapeError:
+    return ShapeError(f"cannot reshape {fmt(src)} to {fmt(spec)}: {why}")
+
+
+def _reshape_codes(src: tuple, spec: tuple, reverse: bool, exact: bool) -> tuple[int, ...]:
+    """MXNet's InferReshapeShape. ``exact``: every input dim is real (0 is an empty dim);
+    otherwise 0 means unknown. Unknown output dims are 0."""
+    dims = src[::-1] if reverse else src
+    codes = spec[::-1] if reverse else spec
+    unknown = (lambda d: False) if exact else (lambda d: d == 0)
+    out: list[int] = []
+    used, inf_idx, i = 0, -1, 0
+    while i < len(codes):
+        c = codes[i]
+        if c in (0, -3) and used + (c == -3) >= len(dims):
+            raise reshape_error(src, spec, f"code {c} at position {i} needs more input dims")
+        if c == 0:
+            out.append(dims[used])
+            used += 1
+        elif c == -1:
+            if inf_idx >= 0:
+                raise reshape_error(src, spec, "only one dim can be -1")
+            inf_idx = i  # MXNet records the *spec* position (matters after -2/-4)
+            out.append(1)
+            used += 1
+        elif c == -2:
+            out.extend(dims[used:])
+            used = max(used, len(dims))
+        elif c == -3:
+            d1, d2 = dims[used], dims[used + 1]
+            out.append(0 if unknown(d1) or unknown(d2) else d1 * d2)
+            used += 2
+        elif c == -4:
+            out.extend(_split_dim(src, spec, codes, i, dims, used, unknown))
+            used += 1
+            i += 2
+        elif c > 0:
+            out.append(c)
+            used += 1
+        else:
+            raise reshape_error(src, spec, f"{c} is not a dim or a special code "
+                                           "(0, -1, -2, -3, -4)")
+        i += 1
+    if inf_idx >= 0:
+        _infer_minus_one(src, spec, out, inf_idx, exact)
+    return tuple(out[::-1] if reverse else out)
+
+
+def _split_dim(src, spec, codes, i, dims, used, unknown) -> tuple[int, int]:
+    if i + 2 >= len(codes):
+        raise reshape_error(src, spec, "-4 must be followed by the two dims to split into")
+    if used >= len(dims):
+        raise reshape_error(src, spec, f"-4 at position {i} has no input dim left to split")
+    d0, d1, d2 = dims[used], codes[i + 1], codes[i + 2]
+    if d1 == -1 and d2 == -1:
+        raise reshape_error(src, spec, "split dims cannot both be -1")
+    if min(d1, d2) < -1 or (-1 in (d1, d2) and 0 in (d1, d2)):
+        raise reshape_error(src, spec, f"invalid split dims {d1}, {d2}")
+    if unknown(d0):
+        return (0 if d1 == -1 else d1), (0 if d2 == -1 else d2)
+    d1 = d0 // d2 if d1 == -1 else d1
+    d2 = d0 // d1 if d2 == -1 else d2
+    if d1 * d2 != d0:
+        raise reshape_error(src, spec, f"split dims {d1}, {d2} do not divide input dim {d0}")
+    return d1, d2
+
+
+def _infer_minus_one(src, spec, out: list, inf_idx: int, exact: bool) -> None:
+    # MXNet writes the inferred value at the spec position of -1, which differs from the
+    # output position after -2/-4; past the end the write is lost (the -1 stays 1) and the
+    # size check decides.
+    if inf_idx >= len(out):
+        return
+    if not exact and not known(src):
+        out[inf_idx] = 0
+        return
+    rest = prod(out)
+    if rest == 0:
+        raise reshape_error(src, spec, "cannot infer -1 next to a zero-size dim")
+    out[inf_idx] = prod(src) // rest
+
+
+def check_size(src: tuple, out: tuple, spec: tuple) -> None:
+    if known(src) and known(out) and prod(src) != prod(out):
+        raise reshape_error(src, spec, f"{prod(src)} elements cannot fill {fmt(out)}")
+
+
+def _legacy_target(target: tuple, keep_highest: bool, src: tuple,
+                   exact: bool) -> tuple[int, ...]:
+    """The deprecated ``target_shape``/``keep_highest`` form: one 0 is inferred."""
+    out = list(target)
+    start = 1 if keep_highest else 0
+    if keep_highest:
+        if not src:
+            raise reshape_error(src, target, "keep_highest needs a non-empty input shape")
+        out[0] = src[0]
+    zeros = [i for i in range(start, len(out)) if out[i] == 0]
+    if len(zeros) == 1 and (exact or known(src)):
+        out[zeros[0]] = 1
+        rest = prod(out)
+        out[zeros[0]] = prod(src) // rest if rest else 0
+    return tuple(out)
+
+
+def reshape_target(p: Any, src: tuple, exact: bool) -> tuple[int, ...] | None:
+    """The output shape for Reshape params ``p`` (``shape``/``reverse``, else the legacy
+    ``target_shape``/``keep_highest``); None when neither is given. ``exact``: the input shape
+    is real (0 is an empty dim), otherwise 0 is unknown."""
+    if p.shape:
+        return _reshape_codes(src, tuple(p.shape), p.reverse, exact)
+    if p.target_shape:
+        return _legacy_target(tuple(p.target_shape), p.keep_highest, src, exact)
+    return None
