@@ -64,7 +64,11 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict[str, Any],
     params = op.parse(attrs, strict=True)
     names = op.input_names(params, len(pos_inputs))
     if op.variadic is not None:
-        return BoundCall(list(pos_inputs), names, attrs, params)
+        if len(pos_inputs) > len(names):
+            raise OpAttributeError(f"{op.name}: takes inputs {names}, got {len(pos_inputs)}")
+        # fixed names (UpSampling bilinear: data, weight) leave missing ones to be created
+        missing = [None] * (len(names) - len(pos_inputs))
+        return BoundCall(list(pos_inputs) + missing, names, attrs, params)
     if len(pos_inputs) > len(names):
         raise OpAttributeError(f"{op.name}: takes inputs {names}, got {len(pos_inputs)} "
                                "positional inputs")

@@ -1,1 +1,539 @@
-"""conv operators (being written)."""
+"""Convolution operators: ``Convolution``, ``Convolution_v1``, ``Deconvolution``, ``UpSampling``.
+
+MXNet 1.9.1 semantics kept here:
+
+* ``kernel`` has 1, 2 or 3 entries (1-D, 2-D, 3-D); an empty ``stride``/``dilate``/``pad`` (or
+  ``adj`` for Deconvolution) means 1/1/0 per spatial axis (MXNet's ``ParamParser``).
+* Output size ``floor((x + 2p - d(k-1) - 1) / s) + 1``; weight ``(num_filter, C/num_group,
+  *kernel)``; ``infer_shape`` completes weight and bias shapes from the data shape.
+* ``Deconvolution``: weight ``(C, num_filter/num_group, *kernel)``, ``no_bias`` defaults to
+  True, output ``s(x-1) + d(k-1) + 1 - 2p + adj``; a non-zero ``target_shape`` replaces
+  ``pad``/``adj`` by MXNet's ``InferPad`` (``pad = ceil(t/2)``, ``adj = t % 2`` with
+  ``t = s(x-1) + d(k-1) + 1 - target``).
+* ``layout`` NHWC/NDHWC (channels last, weight ``(F, *kernel, C/g)``) is computed here
+  although MXNet 1.9.1 refuses it on CPU ("only supported on GPU").
+* float16 is computed in float32 (MXNet's CPU build refuses float16 convolution); int8/uint8
+  data is accumulated exactly and saturated to the dtype, as the oneDNN (MKLDNN) CPU kernel
+  does; other integer dtypes are refused, as MXNet refuses them.
+* ``UpSampling`` nearest repeats pixels (several inputs are each scaled to the first one's
+  output size, then concatenated on channels or summed); bilinear is a depthwise
+  Deconvolution with kernel ``2s - s % 2``, stride ``s``, pad ``ceil((s-1)/2)`` on a ``weight``
+  input ``(C, 1, k, k)``.
+
+The compute is BLAS-backed: an im2col matrix built by contiguous row copies from a padded
+(and, for strides, phase-split) input, then one matmul per group (:func:`conv_nd`); 1x1
+convolutions are a single matmul; Deconvolution is one matmul followed by a col2im
+accumulation with one strided add per kernel tap (:func:`deconv_nd`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..attrs import Bool, Enum, Int, Optional, Shape
+from ..errors import DTypeError, OpAttributeError, ShapeError
+from ._shape import fmt, merge
+from .registry import OpDef, register
+
+__all__ = ["Geometry", "geometry", "conv_nd", "deconv_nd", "conv_out_size", "deconv_pad_adj"]
+
+_CONV_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
+_TUNE = Optional(Enum(("off", "limited_workspace", "fastest")))
+_COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
+
+
+def _conv_params(layouts: Sequence[str], deconv: bool = False) -> dict:
+    """MXNet's ConvolutionParam / DeconvolutionParam fields in declaration order."""
+    fields: dict = {"kernel": Shape(), "stride": Shape(()), "dilate": Shape(()),
+                    "pad": Shape(())}
+    if deconv:
+        fields.update({"adj": Shape(()), "target_shape": Shape(())})
+    fields.update({
+        "num_filter": Int(), "num_group": Int(1), "workspace": Int(512 if deconv else 1024),
+        "no_bias": Bool(deconv), "cudnn_tune": _TUNE, "cudnn_off": Bool(False),
+        "layout": Optional(Enum(layouts))})
+    return fields
+
+
+# --- geometry ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Geometry:
+    """Normalised spatial attributes of one convolution-like node (tuples of ``nd`` ints)."""
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilate: tuple[int, ...]
+    pad: tuple[int, ...]
+    channels_last: bool
+
+    @property
+    def nd(self) -> int:
+        return len(self.kernel)
+
+    def dilated(self, i: int) -> int:
+        return (self.kernel[i] - 1) * self.dilate[i] + 1
+
+
+def _fill(name: str, value: tuple, nd: int, default: int, op: str) -> tuple[int, ...]:
+    if not value:
+        return (default,) * nd
+    if len(value) != nd:
+        raise OpAttributeError(f"{op}: {name}={value} must have {nd} entries like kernel "
+                               f"(one per spatial axis)")
+    return tuple(int(v) for v in value)
+
+
+def geometry(p, op: str, layouts: Sequence[str] = _CONV_LAYOUTS) -> Geometry:
+    """MXNet's ParamParser: fill empty stride/dilate/pad from the kernel rank, check ranks."""
+    kernel = tuple(int(k) for k in p.kernel)
+    nd = len(kernel)
+    if nd not in (1, 2, 3) or min(kernel) < 1:
+        raise OpAttributeError(f"{op}: kernel={p.kernel} must have 1, 2 or 3 positive entries")
+    stride = _fill("stride", p.stride, nd, 1, op)
+    dilate = _fill("dilate", p.get("dilate", ()), nd, 1, op)
+    pad = _fill("pad", p.pad, nd, 0, op)
+    if min(stride) < 1 or min(dilate) < 1 or min(pad) < 0:
+        raise OpAttributeError(f"{op}: stride {stride} and dilate {dilate} must be >= 1 and "
+                               f"pad {pad} >= 0")
+    layout = p.get("layout")
+    if layout is not None and len(layout) != nd + 2:
+        raise OpAttributeError(f"{op}: layout={layout!r} does not fit a {nd}-D kernel; use "
+                               f"{[x for x in layouts if len(x) == nd + 2]} or leave it unset")
+    return Geometry(kernel, stride, dilate, pad, layout is not None and layout[-1] == "C")
+
+
+def _groups(p, op: str) -> int:
+    if p.num_filter < 1 or p.num_group < 1 or p.num_filter % p.num_group:
+        raise OpAttributeError(f"{op}: num_filter={p.num_filter} must be a positive multiple "
+                               f"of num_group={p.num_group}")
+    return int(p.num_group)
+
+
+def _cf(shape: tuple, last: bool) -> tuple:
+    """A channels-last shape as channels-first (N, C, *spatial)."""
+    return (shape[0], shape[-1], *shape[1:-1]) if last else tuple(shape)
+
+
+def _uncf(shape: tuple, last: bool) -> tuple:
+    return (shape[0], *shape[2:], shape[1]) if last else tuple(shape)
+
+
+def conv_out_size(x: int, k: int, s: int, d: int, p: int) -> int:
+    """MXNet's ``floor((x + 2p - d(k-1) - 1) / s) + 1`` (0 when ``x`` is unknown).
+
+    >>> conv_out_size(224, k=7, s=2, d=1, p=3), conv_out_size(0, 3, 1, 1, 1)
+    (112, 0)
+    """
+    return 0 if x == 0 else (x + 2 * p - (d * (k - 1) + 1)) // s + 1
+
+
+def deconv_pad_adj(p, g: Geometry, spatial: Sequence[int]) -> tuple[tuple, tuple]:
+    """MXNet's ``DeconvolutionParam::InferPad``: pad and adj, from target_shape when set."""
+    target = tuple(p.target_shape)
+    if not any(target):
+        return g.pad, _fill("adj", p.adj, g.nd, 0, "Deconvolution")
+    if len(target) != g.nd:
+        raise OpAttributeError(f"Deconvolution: target_shape={target} must have {g.nd} entries")
+    pads, adjs = [], []
+    for i, x in enumerate(spatial):
+        total = g.stride[i] * (x - 1) + g.dilated(i)
+        if x and total < target[i]:
+            raise ShapeError(f"Deconvolution: target_shape {target} is too big for input "
+                             f"spatial shape {tuple(spatial)}")
+        t = total - target[i]
+        pads.append((t + 1) // 2 if x else 0)
+        adjs.append(t % 2 if x else 0)
+    return tuple(pads), tuple(adjs)
+
+
+# --- shape rules ---------------------------------------------------------------------------
+def _check_data(data: tuple, g: Geometry, op: str) -> None:
+    if len(data) != g.nd + 2:
+        raise ShapeError(f"{op}: data of shape {fmt(data)} does not fit the {g.nd}-D kernel "
+                         f"{g.kernel}; it must be {g.nd + 2}-D (batch, channel, spatial...)")
+
+
+def _conv_shape(p, in_shapes):
+    g, groups = geometry(p, "Convolution"), _groups(p, "Convolution")
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None]
+    _check_data(data, g, "Convolution")
+    n, c, *sp = _cf(tuple(data), g.channels_last)
+    if c and c % groups:
+        raise ShapeError(f"Convolution: {c} input channels (data {fmt(data)}) are not "
+                         f"divisible by num_group={groups}")
+    wshape = _uncf((p.num_filter, c // groups, *g.kernel), g.channels_last)
+    ins = list(in_shapes)
+    ins[1] = merge(in_shapes[1], wshape, "weight: ")
+    if not p.no_bias:
+        ins[2] = merge(in_shapes[2], (p.num_filter,), "bias: ")
+    for i, x in enumerate(sp):
+        if x and g.dilated(i) > x + 2 * g.pad[i]:
+            raise ShapeError(f"Convolution: kernel {g.kernel} (dilate {g.dilate}) exceeds data "
+                             f"{fmt(data)} padded by {g.pad}")
+    out = [conv_out_size(x, g.kernel[i], g.stride[i], g.dilate[i], g.pad[i])
+           for i, x in enumerate(sp)]
+    return ins, [_uncf((n, p.num_filter, *out), g.channels_last)]
+
+
+def _deconv_out(p, g: Geometry, sp: Sequence[int]) -> list[int]:
+    pad, adj = deconv_pad_adj(p, g, sp)
+    for i in range(g.nd):
+        if adj[i] > g.stride[i] - 1:
+            raise OpAttributeError(f"Deconvolution: adj {adj} must be smaller than stride "
+                                   f"{g.stride}")
+    out = [g.stride[i] * (x - 1) + g.dilated(i) - 2 * pad[i] + adj[i] if x else 0
+           for i, x in enumerate(sp)]
+    target = tuple(p.target_shape)
+    for i, t in enumerate(target[:g.nd]):
+        if t and out[i] and t != out[i]:
+            raise ShapeError(f"Deconvolution: target_shape {target} cannot be reached from "
+                             f"input spatial shape {tuple(sp)}")
+    return out
+
+
+def _deconv_shape(p, in_shapes):
+    g, groups = geometry(p, "Deconvolution"), _groups(p, "Deconvolution")
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None]
+    _check_data(data, g, "Deconvolution")
+    n, c, *sp = _cf(tuple(data), g.channels_last)
+    if c and c % groups:
+        raise ShapeError(f"Deconvolution: {c} input channels (data {fmt(data)}) are not "
+                         f"divisible by num_group={groups}")
+    ins = list(in_shapes)
+    wshape = _uncf((c, p.num_filter // groups, *g.kernel), g.channels_last)
+    ins[1] = merge(in_shapes[1], wshape, "weight: ")
+    if not p.no_bias:
+        ins[2] = merge(in_shapes[2], (p.num_filter,), "bias: ")
+    out = _deconv_out(p, g, sp)
+    return ins, [_uncf((n, p.num_filter, *out), g.channels_last)]
+
+
+# --- dtypes ----------------------------------------------------------------------------------
+def _run_in_float(op: str, fn, x: np.ndarray, *rest):
+    """Run ``fn`` in a float dtype and give MXNet's output dtype back."""
+    dt = x.dtype
+    if dt in (np.float32, np.float64):
+        return fn(x, *(None if r is None else r.astype(dt, copy=False) for r in rest))
+    if dt == np.float16:
+        out = fn(x.astype(np.float32), *(None if r is None else r.astype(np.float32)
+                                          for r in rest))
+        return out.astype(np.float16)
+    if dt in (np.int8, np.uint8):
+        out = fn(x.astype(np.float64), *(None if r is None else r.astype(np.float64)
+                                          for r in rest))
+        info = np.iinfo(dt)
+        return np.clip(np.rint(out), info.min, info.max).astype(dt)
+    raise DTypeError(f"{op}: data of dtype {dt} is not supported (MXNet computes it only for "
+                     "float16/32/64 and int8/uint8); cast the input to float32")
+
+
+# --- convolution kernel ----------------------------------------------------------------------
+def _taps(kernel: Sequence[int]) -> list[tuple[int, ...]]:
+    return list(itertools.product(*(range(k) for k in kernel)))
+
+
+def _conv_1x1(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    """A 1x1 convolution is one matmul (stride subsamples the input first)."""
+    n, c = x.shape[:2]
+    if any(s > 1 for s in g.stride):
+        x = np.ascontiguousarray(x[(slice(None), slice(None)) + tuple(
+            slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sp, g.stride))])
+    f = w.shape[0]
+    cols = x.reshape(n, groups, c // groups, -1)
+    out = np.matmul(w.reshape(groups, f // groups, c // groups), cols)
+    return out.reshape(n, f, *out_sp)
+
+
+def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
+    """Pad ``x`` and split it into stride phases: returns ``P`` of shape (N, C, R, prod(Q)),
+    the phase-image dims Q, and per tap its phase index and flat offset.
+
+    Output position ``o`` of tap ``k`` reads padded input ``o*s + k*d``; with ``k*d = q*s + r``
+    that is phase ``r`` at ``o + q``, so every tap is one contiguous slice of a flat phase
+    image (rows are computed full width and cropped afterwards).
+    """
+    n, c, *sp = x.shape
+    qmax = [((k - 1) * d) // s for k, d, s in zip(g.kernel, g.dilate, g.stride)]
+    q_dims = [max(-(-(x_ + 2 * p) // s), o + qm) for x_, p, s, o, qm in
+              zip(sp, g.pad, g.stride, out_sp, qmax)]
+    q_dims[0] += 1  # one spare row: full-width slices of the last output row stay in bounds
+    padded = np.zeros((n, c, *(q * s for q, s in zip(q_dims, g.stride))), x.dtype)
+    padded[(slice(None), slice(None)) + tuple(slice(p, p + x_) for p, x_ in
+                                              zip(g.pad, sp))] = x
+    if any(s > 1 for s in g.stride):
+        split = padded.reshape(n, c, *itertools.chain(*zip(q_dims, g.stride)))
+        nd = g.nd
+        order = (0, 1, *(3 + 2 * i for i in range(nd)), *(2 + 2 * i for i in range(nd)))
+        padded = np.ascontiguousarray(split.transpose(order))
+    flat = padded.reshape(n, c, int(np.prod(g.stride)), -1)
+    fs = [int(np.prod(q_dims[i + 1:])) for i in range(g.nd)]
+    taps = []
+    for k in _taps(g.kernel):
+        kd = [ki * d for ki, d in zip(k, g.dilate)]
+        r = int(np.ravel_multi_index([v % s for v, s in zip(kd, g.stride)], g.stride))
+        taps.append((r, sum((v // s) * f for v, s, f in zip(kd, g.stride, fs))))
+    return flat, q_dims, taps
+
+
+def _im2col(flat, q_dims, taps, g: Geometry, length: int) -> np.ndarray:
+    """The (N, C, taps, L) column buffer: row (c, tap) is a contiguous slice of ``flat``."""
+    n, c = flat.shape[:2]
+    if all(s == 1 for s in g.stride):  # one phase: the taps form a regular strided view
+        it = flat.itemsize
+        fs = [int(np.prod(q_dims[i + 1:])) * it for i in range(g.nd)]
+        view = np.lib.stride_tricks.as_strided(
+            flat, (n, c, *g.kernel, length),
+            (flat.strides[0], flat.strides[1], *(d * f for d, f in zip(g.dilate, fs)), it),
+            writeable=False)
+        return np.ascontiguousarray(view).reshape(n, c, len(taps), length)
+    col = np.empty((n, c, len(taps), length), flat.dtype)
+    for i, (r, off) in enumerate(taps):
+        col[:, :, i] = flat[:, :, r, off:off + length]
+    return col
+
+
+def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    flat, q_dims, taps = _phase_split(x, g, out_sp)
+    n, c = x.shape[:2]
+    f, t = w.shape[0], len(taps)
+    length = out_sp[0] * int(np.prod(q_dims[1:]))
+    if groups == c and f == c:  # depthwise: multiply-accumulate per tap, no im2col
+        wt = w.reshape(c, t, 1)
+        out = np.zeros((n, c, length), np.result_type(x, w))
+        for i, (r, off) in enumerate(taps):
+            out += wt[:, i] * flat[:, :, r, off:off + length]
+    else:
+        col = _im2col(flat, q_dims, taps, g, length)
+        cg = c // groups
+        out = np.matmul(w.reshape(groups, f // groups, cg * t),
+                        col.reshape(n, groups, cg * t, length))
+    full = out.reshape(n, f, out_sp[0], *q_dims[1:])
+    return full[(slice(None),) * 3 + tuple(slice(0, o) for o in out_sp[1:])]
+
+
+def _conv_chunks(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    """Run the im2col path over batch chunks so the column buffer stays bounded."""
+    n, c = x.shape[:2]
+    per_item = c * int(np.prod(g.kernel)) * int(np.prod(x.shape[2:]) + 1) * x.itemsize * 2
+    step = max(1, _COL_BUDGET // max(per_item, 1))
+    if step >= n:
+        return np.ascontiguousarray(_conv_general(x, w, g, groups, out_sp))
+    parts = [_conv_general(x[i:i + step], w, g, groups, out_sp) for i in range(0, n, step)]
+    return np.concatenate(parts, axis=0)
+
+
+def conv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
+            groups: int = 1) -> np.ndarray:
+    """Channels-first N-D cross-correlation, MXNet's Convolution, in ``x``'s float dtype.
+
+    ``x`` (N, C, *S), ``w`` (F, C/groups, *kernel), ``b`` (F,) or None.
+    """
+    out_sp = [conv_out_size(s, k, st, d, p) for s, k, st, d, p in
+              zip(x.shape[2:], g.kernel, g.stride, g.dilate, g.pad)]
+    if min(out_sp) < 1:
+        raise ShapeError(f"Convolution: kernel {g.kernel} (dilate {g.dilate}) exceeds data "
+                         f"{x.shape} padded by {g.pad}")
+    if all(k == 1 for k in g.kernel) and not any(g.pad):
+        out = _conv_1x1(x, w, g, groups, out_sp)
+    else:
+        out = _conv_chunks(x, w, g, groups, out_sp)
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * g.nd)
+    return out
+
+
+def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
+              pad: Sequence[int], out_sp: Sequence[int], groups: int = 1) -> np.ndarray:
+    """Channels-first N-D transposed convolution, MXNet's Deconvolution.
+
+    ``x`` (N, C, *S), ``w`` (C, F/groups, *kernel). One matmul gives every tap's
+    contribution; each tap is then added into a strided window of the output (col2im).
+    """
+    n, c, *sp = x.shape
+    fg, t = w.shape[1], int(np.prod(g.kernel))
+    cg = c // groups
+    wg = w.reshape(groups, cg, fg * t).transpose(0, 2, 1)
+    cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, groups * fg, t, *sp)
+    full_sp = [max(s * (x_ - 1) + g.dilated(i), p + o) for i, (x_, s, p, o) in
+               enumerate(zip(sp, g.stride, pad, out_sp))]
+    full = np.zeros((n, groups * fg, *full_sp), cols.dtype)
+    for i, k in enumerate(_taps(g.kernel)):
+        window = tuple(slice(ki * d, ki * d + (x_ - 1) * s + 1, s) for ki, d, x_, s in
+                       zip(k, g.dilate, sp, g.stride))
+        full[(slice(None), slice(None)) + window] += cols[:, :, i]
+    out = full[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in
+                                                  zip(pad, out_sp))]
+    out = np.ascontiguousarray(out)
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * g.nd)
+    return out
+
+
+# --- computes --------------------------------------------------------------------------------
+def _to_cf(a: np.ndarray, last: bool) -> np.ndarray:
+    return np.moveaxis(a, -1, 1) if last else a
+
+
+def _from_cf(a: np.ndarray, last: bool) -> np.ndarray:
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1)) if last else a
+
+
+def _check_params(op: str, w: np.ndarray, want: tuple, b: np.ndarray | None = None,
+                  n_out: int = 0) -> None:
+    """Weight (and bias) shapes must be what ``infer_shape`` would give."""
+    if tuple(w.shape) != tuple(want):
+        raise ShapeError(f"{op}: weight has shape {tuple(w.shape)}, expected {tuple(want)} "
+                         "from the data shape and attributes")
+    if b is not None and tuple(b.shape) != (n_out,):
+        raise ShapeError(f"{op}: bias has shape {tuple(b.shape)}, expected ({n_out},)")
+
+
+def _conv(p, x, w, b=None, op: str = "Convolution"):
+    g, groups = geometry(p, op), _groups(p, op)
+    _check_data(x.shape, g, op)
+    xc, wc = _to_cf(x, g.channels_last), _to_cf(w, g.channels_last)
+    b = None if p.no_bias else b
+    _check_params(op, wc, (p.num_filter, xc.shape[1] // groups, *g.kernel), b, p.num_filter)
+    out = _run_in_float(op, lambda a, k, c: conv_nd(a, k, c, g, groups), xc, wc, b)
+    return _from_cf(out, g.channels_last)
+
+
+def _deconv(p, x, w, b=None):
+    op = "Deconvolution"
+    g, groups = geometry(p, op), _groups(p, op)
+    _check_data(x.shape, g, op)
+    xc, wc = _to_cf(x, g.channels_last), _to_cf(w, g.channels_last)
+    b = None if p.no_bias else b
+    _check_params(op, wc, (xc.shape[1], p.num_filter // groups, *g.kernel), b, p.num_filter)
+    pad, _ = deconv_pad_adj(p, g, xc.shape[2:])
+    out_sp = _deconv_out(p, g, xc.shape[2:])
+    out = _run_in_float(op, lambda a, k, c: deconv_nd(a, k, c, g, pad, out_sp, groups),
+                        xc, wc, b)
+    return _from_cf(out, g.channels_last)
+
+
+def _conv_inputs(p):
+    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
+
+
+register(OpDef(
+    "Convolution", params=_conv_params(_CONV_LAYOUTS), inputs=_conv_inputs,
+    infer_shape=_conv_shape, compute=_conv, aliases=("_npx_convolution",),
+    doc="N-D convolution (cross-correlation) over (N+2)-D data, with groups and dilation."))
+
+def _v1_check(p) -> None:
+    if len(p.kernel) not in (2, 3):
+        raise OpAttributeError(f"Convolution_v1: kernel={p.kernel} must be 2-D or 3-D "
+                               "(use Convolution for 1-D)")
+
+
+def _v1_shape(p, in_shapes):
+    _v1_check(p)
+    return _conv_shape(p, in_shapes)
+
+
+def _v1_conv(p, x, w, b=None):
+    _v1_check(p)
+    return _conv(p, x, w, b, "Convolution_v1")
+
+
+register(OpDef(
+    "Convolution_v1", params=_conv_params(("NCHW", "NHWC", "NCDHW", "NDHWC")),
+    inputs=_conv_inputs, infer_shape=_v1_shape, compute=_v1_conv,
+    doc="MXNet's pre-1.0 convolution (2-D/3-D); computed like Convolution."))
+
+register(OpDef(
+    "Deconvolution", params=_conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
+    infer_shape=_deconv_shape, compute=_deconv, aliases=("_npx_deconvolution",),
+    doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel)."))
+
+
+# --- UpSampling ------------------------------------------------------------------------------
+def _up_kernel(scale: int) -> Geometry:
+    """The Deconvolution MXNet runs for bilinear UpSampling."""
+    k = 2 * scale - scale % 2
+    pad = -(-(scale - 1) // 2)
+    return Geometry((k, k), (scale, scale), (1, 1), (pad, pad), False)
+
+
+def _up_inputs(p):
+    return ("data", "weight") if p.sample_type == "bilinear" else None
+
+
+def _up_check(p) -> None:
+    if p.scale < 1:
+        raise OpAttributeError(f"UpSampling: scale={p.scale} must be >= 1")
+
+
+def _up_shape(p, in_shapes):
+    _up_check(p)
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None]
+    if len(data) != 4:
+        raise ShapeError(f"UpSampling: data of shape {fmt(data)} must be 4-D (N, C, H, W)")
+    oh, ow = data[2] * p.scale, data[3] * p.scale
+    if p.sample_type == "bilinear":
+        if len(in_shapes) != 2:
+            raise ShapeError("UpSampling: bilinear takes two inputs, data and weight")
+        k = _up_kernel(p.scale).kernel[0]
+        ins = [data, merge(in_shapes[1], (data[1], 1, k, k), "weight: ")]
+        return ins, [(data[0], data[1], oh, ow)]
+    channels = 0
+    for s in in_shapes:
+        if s is None:
+            return in_shapes, [None]
+        if len(s) != 4 or (s[2] and oh % s[2]) or (s[3] and ow % s[3]):
+            raise ShapeError(f"UpSampling: input of shape {fmt(s)} must be 4-D with H, W "
+                             f"dividing the output size ({oh}, {ow})")
+        if p.multi_input_mode == "sum":
+            if channels and s[1] and s[1] != channels:
+                raise ShapeError(f"UpSampling: multi_input_mode='sum' needs equal channel "
+                                 f"counts; got {fmt(in_shapes[0])} and {fmt(s)}")
+            channels = s[1] or channels
+        else:
+            channels += s[1]
+    return in_shapes, [(data[0], channels, oh, ow)]
+
+
+def _nearest(x: np.ndarray, scale: int) -> np.ndarray:
+    n, c, h, w = x.shape
+    big = np.broadcast_to(x[:, :, :, None, :, None], (n, c, h, scale, w, scale))
+    return big.reshape(n, c, h * scale, w * scale)
+
+
+def _upsampling(p, *inputs):
+    _up_shape(p, [a.shape for a in inputs])
+    x = inputs[0]
+    if p.sample_type == "bilinear":
+        g = _up_kernel(p.scale)
+        c = x.shape[1]
+        _check_params("UpSampling", inputs[1], (c, 1, *g.kernel))
+        out_sp = [h * p.scale for h in x.shape[2:]]
+        return _run_in_float("UpSampling", lambda a, k: deconv_nd(a, k, None, g, g.pad, out_sp,
+                                                                  c), x, inputs[1])
+    if len(inputs) == 1:
+        return _nearest(x, p.scale)
+    oh = x.shape[2] * p.scale
+    ups = [_nearest(a, oh // a.shape[2]) for a in inputs]
+    if p.multi_input_mode == "sum":
+        return np.sum(ups, axis=0, dtype=x.dtype)
+    return np.concatenate(ups, axis=1)
+
+
+register(OpDef(
+    "UpSampling",
+    params={"scale": Int(), "num_filter": Int(0), "sample_type": Enum(("nearest", "bilinear")),
+            "multi_input_mode": Enum(("concat", "sum"), "concat"), "num_args": Int(),
+            "workspace": Int(512)},
+    inputs=_up_inputs, variadic="num_args", infer_shape=_up_shape, compute=_upsampling,
+    var_attrs={"weight": {"__init__": '["bilinear", {}]'}},
+    doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW."))

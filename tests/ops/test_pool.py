@@ -1,0 +1,144 @@
+"""Pooling, Pooling_v1, AdaptiveAvgPooling2D, BilinearResize2D, Pad and Crop against MXNet 1.9.1
+(tests/golden/ops/pool.npz), plus inference, hidden-output and error checks."""
+
+import json
+
+import numpy as np
+import pytest
+
+import gluonport as mx
+from gluonport.errors import DTypeError, OpAttributeError, ShapeError
+from gluonport.ops import registry
+from tests.ops import cases_pool
+from tests.ops._check import check_nd, check_sym, load_golden
+
+GOLDEN = load_golden("pool")
+IDS = [c["name"] for c in cases_pool.CASES]
+
+
+@pytest.mark.parametrize("case", cases_pool.CASES, ids=IDS)
+def test_nd(case):
+    check_nd(case, GOLDEN[case["name"]])
+
+
+@pytest.mark.parametrize("case", cases_pool.CASES, ids=IDS)
+def test_sym(case):
+    check_sym(case, GOLDEN[case["name"]])
+
+
+def test_aliases():
+    assert registry.canonical_name("_npx_pooling") == "Pooling"
+    assert registry.canonical_name("pad") == "Pad"
+
+
+def test_param_order_matches_mxnet():
+    assert list(registry.get("Pooling").params.fields) == [
+        "kernel", "pool_type", "global_pool", "cudnn_off", "pooling_convention", "stride",
+        "pad", "p_value", "count_include_pad", "layout"]
+    assert list(registry.get("_contrib_BilinearResize2D").params.fields) == [
+        "height", "width", "scale_height", "scale_width", "mode", "align_corners"]
+    assert registry.get("_contrib_BilinearResize2D").params.fields["align_corners"].default
+
+
+def test_max_pooling_has_mkldnn_workspace_output():
+    # MXNet 1.9.1 (oneDNN build) saves node_row_ptr [0, 1, 3, 4, 5, 7, 8, 9, 10, 11] for
+    # data -> max -> avg -> global max (no kernel) -> global max (kernel) -> sum -> NHWC max
+    # -> lp -> Pooling_v1
+    s = mx.sym.var("data")
+    s = mx.sym.Pooling(s, kernel=(2, 2), name="p")
+    s = mx.sym.Pooling(s, kernel=(2, 2), pool_type="avg", name="p2")
+    s = mx.sym.Pooling(s, global_pool=True, name="p3")
+    s = mx.sym.Pooling(s, global_pool=True, kernel=(1, 1), name="p4")
+    s = mx.sym.Pooling(s, kernel=(1, 1), pool_type="sum", name="p5")
+    s = mx.sym.Pooling(s, kernel=(1, 1), layout="NHWC", name="p6")
+    s = mx.sym.Pooling(s, kernel=(1,), pool_type="lp", p_value=2, name="p7")
+    s = mx.sym.Pooling_v1(s, kernel=(1, 1), name="p8")
+    assert json.loads(s.tojson())["node_row_ptr"] == [0, 1, 3, 4, 5, 7, 8, 9, 10, 11]
+    assert s.list_outputs() == ["p8_output"]
+    internals = s.get_internals().list_outputs()
+    assert "p_output" in internals and "p_workspace" not in internals
+
+
+def test_max_pooling_workspace_type_and_visible_output():
+    sym = mx.sym.Pooling(mx.sym.var("x"), kernel=(2, 2), name="p")
+    _, out_types, _ = sym.infer_type(x=np.float32)
+    assert len(out_types) == 1 and out_types[0] == np.float32
+    out = mx.nd.Pooling(mx.nd.array(np.ones((1, 1, 4, 4))), kernel=(2, 2))
+    assert out.shape == (1, 1, 3, 3)
+
+
+@pytest.mark.parametrize("attrs, error", [
+    (dict(kernel=(2, 2), pool_type="lp"), OpAttributeError),
+    (dict(kernel=(2, 2), pool_type="lp", p_value=4), OpAttributeError),
+    (dict(kernel=(2, 2), pooling_convention="same"), OpAttributeError),
+    (dict(kernel=(2, 2, 2)), ShapeError),
+    (dict(kernel=(9, 9)), ShapeError),
+    (dict(), OpAttributeError),
+])
+def test_pooling_errors(attrs, error):
+    with pytest.raises(error):
+        mx.nd.Pooling(mx.nd.array(np.ones((1, 2, 6, 6))), **attrs)
+
+
+def test_pooling_shape_error_names_node():
+    sym = mx.sym.Pooling(mx.sym.var("x"), kernel=(7, 7), name="pool9")
+    with pytest.raises(ShapeError, match="pool9"):
+        sym.infer_shape(x=(1, 1, 3, 3))
+
+
+def test_integer_pooling_refused_like_mxnet():
+    with pytest.raises(DTypeError, match="int32"):
+        mx.nd.Pooling(mx.nd.array(np.ones((1, 1, 4, 4)), dtype="int32"), kernel=(2, 2))
+
+
+def test_max_ignores_nan_like_mxnet():
+    x = np.array([[[[np.nan, 1.0], [2.0, np.nan]]]], np.float32)
+    out = mx.nd.Pooling(mx.nd.array(x), kernel=(2, 2)).asnumpy()
+    assert out.item() == 2.0
+
+
+def test_resize_like_needs_second_input_name():
+    sym = mx.sym.contrib.BilinearResize2D(mx.sym.var("a"), mx.sym.var("b"), mode="like",
+                                          name="r")
+    assert sym.list_arguments() == ["a", "b"]
+    _, outs, _ = sym.infer_shape(a=(1, 2, 3, 3), b=(1, 1, 6, 7))
+    assert outs[0] == (1, 2, 6, 7)
+
+
+def test_resize_scale_height_without_width():
+    with pytest.raises(OpAttributeError, match="scale_width"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.array(np.ones((1, 1, 3, 3))), scale_height=2.0)
+
+
+@pytest.mark.parametrize("attrs, error", [
+    (dict(mode="constant", pad_width=(1, 0, 0, 0, 1, 1, 1, 1)), OpAttributeError),
+    (dict(mode="constant", pad_width=(0, 0, 0, 0, 1, 1)), OpAttributeError),
+    (dict(mode="reflect", pad_width=(0, 0, 0, 0, 3, 0, 0, 0)), OpAttributeError),
+])
+def test_pad_errors(attrs, error):
+    with pytest.raises(error):
+        mx.nd.Pad(mx.nd.array(np.ones((1, 1, 3, 3))), **attrs)
+
+
+def test_pad_3d_data_refused():
+    with pytest.raises(ShapeError, match="4-D or 5-D"):
+        mx.nd.Pad(mx.nd.array(np.ones((1, 3, 3))), mode="edge", pad_width=(0, 0, 0, 0, 1, 1))
+
+
+def test_crop_offset_outside_is_an_error():
+    with pytest.raises(ShapeError, match="offset"):
+        mx.nd.Crop(mx.nd.array(np.ones((1, 1, 4, 4))), h_w=(3, 3), offset=(2, 0))
+
+
+def test_crop_like_inputs_are_variadic():
+    sym = mx.sym.Crop(mx.sym.var("a"), mx.sym.var("b"), name="c")
+    assert sym.attr_dict()["c"]["num_args"] == "2"
+    _, outs, _ = sym.infer_shape(a=(1, 2, 8, 8), b=(1, 5, 3, 4))
+    assert outs[0] == (1, 2, 3, 4)
+
+
+def test_adaptive_windows_overlap():
+    # 5 -> 3: windows [0, 2), [1, 4), [3, 5) (floor/ceil of i*5/3)
+    x = np.arange(5, dtype=np.float32).reshape(1, 1, 1, 5)
+    out = mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.array(x), output_size=(1, 3)).asnumpy()
+    np.testing.assert_allclose(out.ravel(), [0.5, 2.0, 3.5])
