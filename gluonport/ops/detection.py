@@ -58,17 +58,13 @@ def greedy_nms(n: int, suppress: Callable[[int, np.ndarray], np.ndarray],
     ``suppress(i, js)`` returns a boolean mask over the still-alive later boxes ``js`` that box
     ``i`` removes. Returns the kept indices in order; stops after ``max_keep`` of them.
     """
-    alive = np.ones(n, dtype=bool)
+    rest = np.arange(n)
     keep: list[int] = []
-    i = 0 if n > 0 else -1
-    while i >= 0 and (max_keep is None or len(keep) < max_keep):
+    while rest.size and (max_keep is None or len(keep) < max_keep):
+        i, rest = int(rest[0]), rest[1:]
         keep.append(i)
-        js = i + 1 + np.flatnonzero(alive[i + 1:])
-        if js.size:
-            hit = suppress(i, js)
-            alive[js[hit]] = False
-            js = js[~hit]
-        i = int(js[0]) if js.size else -1
+        if rest.size:
+            rest = rest[~suppress(i, rest)]
     return np.asarray(keep, dtype=np.int64)
 
 
@@ -184,11 +180,15 @@ def _nms_one(p, x: np.ndarray, cand: np.ndarray) -> np.ndarray:
     """Greedy NMS of one batch item's candidates (sorted); returns the kept rows of ``x``."""
     boxes = x[cand, p.coord_start:p.coord_start + 4]
     areas = _box_area(boxes, p.in_format)
+    x1, y1, x2, y2 = corner_boxes(boxes, p.in_format)
     ids = x[cand, p.id_index].astype(np.int64) if p.id_index >= 0 else None
     thresh = _as_f32(p.overlap_thresh)
+    zero = np.zeros((), dtype=boxes.dtype)
 
     def suppress(i, js):
-        inter = _intersection(boxes[i], boxes[js], p.in_format)
+        w = np.minimum(x2[i], x2[js]) - np.maximum(x1[i], x1[js])
+        h = np.minimum(y2[i], y2[js]) - np.maximum(y1[i], y1[js])
+        inter = np.maximum(w, zero) * np.maximum(h, zero)
         with np.errstate(divide="ignore", invalid="ignore"):
             iou = inter / (areas[i] + areas[js] - inter)
         hit = iou > thresh
