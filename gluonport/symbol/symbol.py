@@ -392,7 +392,7 @@ def var(name: str, attr: Mapping[str, str] | None = None, shape: Any = None,
     """A variable (``mx.sym.var``): an input or parameter of the graph.
 
     Hints are stored as MXNet does: ``__shape__`` ``"(8, 4)"``, ``__dtype__`` the type flag,
-    ``__lr_mult__``/``__wd_mult__`` as floats, ``__init__`` the initializer's ``dumps()``,
+    ``__lr_mult__``/``__wd_mult__`` as ``str()`` of the value given (Gluon passes floats), ``__init__`` the initializer's ``dumps()``,
     ``__storage_type__`` the storage flag. Extra keyword attributes must be ``__dunder__``.
     """
     if not isinstance(name, str):
@@ -401,9 +401,9 @@ def var(name: str, attr: Mapping[str, str] | None = None, shape: Any = None,
     if shape is not None:
         attrs["__shape__"] = to_attr_string(tuple(shape))
     if lr_mult is not None:
-        attrs["__lr_mult__"] = str(float(lr_mult))
+        attrs["__lr_mult__"] = to_attr_string(lr_mult)
     if wd_mult is not None:
-        attrs["__wd_mult__"] = str(float(wd_mult))
+        attrs["__wd_mult__"] = to_attr_string(wd_mult)
     if dtype is not None:
         attrs["__dtype__"] = str(dtypes.flag_of(dtype))
     if init is not None:
