@@ -12,7 +12,7 @@ from .errors import GluonportError
 
 __version__ = "0.1.0"
 
-from . import attribute, name, ndarray, symbol  # noqa: E402
+from . import attribute, name, ndarray, random, symbol  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
@@ -23,4 +23,4 @@ from . import gluon  # noqa: E402
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
-           "attribute", "initializer", "init", "model", "gluon", "__version__"]
+           "attribute", "initializer", "init", "model", "gluon", "random", "__version__"]

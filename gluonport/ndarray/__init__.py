@@ -114,4 +114,6 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
+from . import random  # noqa: E402  (hand-written nd.random wrappers win over generated ones)
+
 populate(sys.modules[__name__], _make_function)

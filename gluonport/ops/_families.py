@@ -18,4 +18,5 @@ from . import (  # noqa: F401
     roi,
     shape,
     sort,
+    unary,
 )

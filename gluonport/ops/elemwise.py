@@ -1,10 +1,18 @@
-"""Elementwise operators: binary (same-shape and broadcasting), scalar, unary math.
+"""Binary elementwise operators: same-shape (``elemwise_*``), broadcasting (``broadcast_*``) and
+array-scalar (``_*_scalar``). Unary math lives in :mod:`gluonport.ops.unary`.
 
-A family is a table: each row is one MXNet operator, reduced to a numpy function. MXNet's legacy
-(1.x) semantics kept here:
+A family is a table: each row is one MXNet operator, reduced to a kernel ``fn(a, b)`` that gets
+two operands of one dtype and returns that dtype. MXNet 1.9.1's legacy semantics, checked against
+the real library (``tests/golden/ops/elemwise.npz``):
 
-* comparisons and logic ops return the *input* dtype (1.0 / 0.0), not bool;
-* ``_*_scalar`` ops keep the array's dtype (MXNet casts the scalar to it);
+* comparisons and logic ops return the *input* dtype (1 / 0), not bool;
+* integer ``div`` truncates toward zero (C division); ``mod`` takes the divisor's sign and gives
+  0 for a zero divisor, for floats too (MXNet's ``mshadow_op::mod``, evaluated in double);
+* ``power`` and ``hypot`` compute in float32 (``powf``/``hypotf``) for every dtype but float64,
+  so ``int32 3 ** 19`` is ``1162261504``, as in MXNet;
+* ``_*_scalar`` ops cast the scalar to the array's dtype (``int32 + 2.5`` adds 2), unless
+  ``is_int=False`` meets an integer array: then the op runs in float64 and returns float64
+  (``NumpyBinaryScalarType``); a bool array becomes int64 (``is_int``) or float64;
 * ``elemwise_*`` ops need equal shapes, ``broadcast_*`` ops broadcast like numpy.
 """
 
@@ -15,17 +23,79 @@ from collections.abc import Callable
 import numpy as np
 
 from ..attrs import Bool, Float
+from ..errors import ShapeError
 from ._shape import broadcast_shapes, same_shape
 from .registry import OpDef, register
+from .unary import c_cast
 
-__all__ = ["binary", "broadcast", "scalar", "unary"]
+__all__ = ["binary", "broadcast", "scalar", "int_div", "mxnet_mod"]
 
-ArrayFn = Callable[..., np.ndarray]
+Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _as(dtype: np.dtype, out: np.ndarray | np.generic) -> np.ndarray:
-    """Keep MXNet's output dtype (numpy may promote, e.g. int / int -> float)."""
-    return np.asarray(out).astype(dtype, copy=False)
+def _restore(dtype: np.dtype, out: np.ndarray | np.generic) -> np.ndarray:
+    """Back to the operands' dtype the way C's conversion does it (floats round, ints truncate)."""
+    out = np.asarray(out)
+    if out.dtype == dtype:
+        return out
+    if dtype.kind in "iub" and out.dtype.kind == "f":
+        return c_cast(out, dtype)
+    return out.astype(dtype)
+
+
+def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C integer division (truncates toward zero), exact for int64; 0 where ``b == 0`` (MXNet
+    itself dies with SIGFPE there)."""
+    safe = np.where(b == 0, 1, b).astype(np.result_type(a, b), copy=False)
+    q = np.floor_divide(a, safe)
+    fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
+    return np.where(b == 0, 0, q + fix)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return int_div(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b)
+
+
+def mxnet_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """MXNet's ``mod``: ``fmod`` in double, moved onto the divisor's side; 0 when ``b == 0``."""
+    dtype = np.result_type(a, b)
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.fmod(a64, b64)
+    if dtype.kind != "u":
+        r = np.where((r != 0) & ((r < 0) != (b64 < 0)), r + b64, r)
+    return _restore(dtype, np.where(b64 == 0, 0.0, r))
+
+
+def _float_math(fn: Kernel) -> Kernel:
+    """``math::pow``-style binary functions: float32 (``powf``) unless the dtype is float64."""
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(a, b)
+        work = np.float64 if dtype == np.float64 else np.float32
+        with np.errstate(all="ignore"):
+            out = fn(np.asarray(a, work), np.asarray(b, work))
+        return _restore(dtype, out)
+
+    return kernel
+
+
+def _cmp(fn: Kernel) -> Kernel:
+    """Comparison / logic: 1 or 0 in the operands' dtype."""
+    return lambda a, b: fn(a, b).astype(np.result_type(a, b))
+
+
+def _native(fn: Kernel) -> Kernel:
+    """Arithmetic done in the dtype itself (integers wrap, as in C)."""
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return _restore(np.result_type(a, b), fn(a, b))
+
+    return kernel
 
 
 def _broadcast_rule(p, in_shapes):
@@ -33,132 +103,140 @@ def _broadcast_rule(p, in_shapes):
     return in_shapes, [out]
 
 
-def binary(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
+def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
     """A same-shape binary op (``elemwise_add``): inputs ``lhs``, ``rhs``."""
+
+    def compute(p, a, b):
+        if a.shape != b.shape:  # numpy would broadcast; MXNet's elemwise ops refuse
+            raise ShapeError(f"{name}: lhs shape {a.shape} and rhs shape {b.shape} differ; "
+                             f"use broadcast_{name.split('_', 1)[-1].lstrip('_')} to broadcast")
+        return fn(a, b)
+
     return register(OpDef(
-        name, compute=lambda p, a, b: _as(a.dtype, fn(a, b)), inputs=("lhs", "rhs"),
+        name, compute=compute, inputs=("lhs", "rhs"),
         infer_shape=lambda p, s: same_shape(s, 1), aliases=aliases, doc=doc))
 
 
-def broadcast(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
+def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
     """A broadcasting binary op (``broadcast_add``): inputs ``lhs``, ``rhs``."""
     return register(OpDef(
-        name, compute=lambda p, a, b: _as(a.dtype, fn(a, b)), inputs=("lhs", "rhs"),
+        name, compute=lambda p, a, b: fn(a, b), inputs=("lhs", "rhs"),
         infer_shape=_broadcast_rule, aliases=aliases, doc=doc))
 
 
-_SCALAR_PARAMS = {"scalar": Float(1.0), "is_int": Bool(True)}
+SCALAR_PARAMS = {"scalar": Float(1.0), "is_int": Bool(True)}
+"""MXNet 1.9.1's ``NumpyBinaryScalarParam``, shared by every ``_*_scalar`` op and smooth_l1."""
 
 
-def _scalar_of(p, dtype: np.dtype):
-    """MXNet casts the scalar attribute to the array's dtype before computing."""
-    return np.asarray(p.scalar).astype(dtype)
+def scalar_work_dtype(p, dtype: np.dtype) -> np.dtype:
+    """The dtype a scalar op computes and returns in (MXNet's ``NumpyBinaryScalarType``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return np.dtype(np.int64 if p.is_int else np.float64)
+    if dtype.kind in "iu" and not p.is_int:
+        return np.dtype(np.float64)
+    return dtype
 
 
-def scalar(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
-    """An array-scalar op (``_plus_scalar``): ``fn(x, scalar)``; attribute ``scalar``."""
-    return register(OpDef(
-        name, params=_SCALAR_PARAMS,
-        compute=lambda p, x: _as(x.dtype, fn(x, _scalar_of(p, x.dtype))),
-        aliases=aliases, doc=doc))
+def _scalar_type(p, in_types):
+    t = in_types[0]
+    return [t], [None if t is None else scalar_work_dtype(p, t)]
 
 
-def unary(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
-    """A unary elementwise op keeping shape and dtype."""
-    return register(OpDef(name, compute=lambda p, x: _as(x.dtype, fn(x)), aliases=aliases,
-                          doc=doc))
+def scalar_operands(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The array in its working dtype and the scalar cast to it (``DType(scalar)``: 2.5 -> 2)."""
+    work = scalar_work_dtype(p, x.dtype)
+    s = np.asarray(p.scalar, np.float64)
+    return x.astype(work, copy=False), (c_cast(s, work) if work.kind in "iu" else s.astype(work))
 
 
-def _cmp(fn: ArrayFn) -> ArrayFn:
-    return lambda a, b: fn(a, b)  # bool result; _as() turns it into the input dtype
+def scalar(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
+    """An array-scalar op (``_plus_scalar``): ``fn(x, scalar)``; attributes ``scalar, is_int``."""
+
+    def compute(p, x):
+        return fn(*scalar_operands(p, x))
+
+    return register(OpDef(name, params=SCALAR_PARAMS, compute=compute, infer_type=_scalar_type,
+                          aliases=aliases, doc=doc))
 
 
-def _mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """MXNet's mod follows the sign of the divisor (like numpy) and gives 0 for b == 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.mod(a, b)
-    return np.where(b == 0, 0, out) if np.issubdtype(np.asarray(out).dtype, np.integer) else out
+def _swap(fn: Kernel) -> Kernel:
+    return lambda a, b: fn(b, a)
 
 
-def _div(a, b):
-    """Integer division truncates toward zero (C semantics), as MXNet's kernels do."""
-    if np.issubdtype(np.asarray(a).dtype, np.integer):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.trunc(np.true_divide(a, b))
-    return np.divide(a, b)
+_ADD, _SUB, _MUL = _native(np.add), _native(np.subtract), _native(np.multiply)
+_POWER, _HYPOT = _float_math(np.power), _float_math(np.hypot)
+_MAX, _MIN = _native(np.maximum), _native(np.minimum)
 
-
-_ARITH: list[tuple[str, ArrayFn, tuple[str, ...], tuple[str, ...]]] = [
-    # (suffix, fn, elemwise aliases, broadcast aliases)
-    ("add", np.add, ("_add", "_plus", "_Plus"), ("broadcast_plus",)),
-    ("sub", np.subtract, ("_sub", "_minus", "_Minus"), ("broadcast_minus",)),
-    ("mul", np.multiply, ("_mul", "_Mul"), ()),
-    ("div", _div, ("_div", "_Div"), ()),
+_ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
+    # (suffix, kernel, elemwise_* aliases, broadcast_* aliases) -- MXNet 1.9.1's alias lists
+    ("add", _ADD, ("_add", "_plus", "_Plus", "_sparse_elemwise_add"),
+     ("broadcast_plus", "_sparse_broadcast_add", "_sparse_broadcast_plus")),
+    ("sub", _SUB, ("_sub", "_minus", "_Minus", "_sparse_elemwise_sub"),
+     ("broadcast_minus", "_sparse_broadcast_sub", "_sparse_broadcast_minus")),
+    ("mul", _MUL, ("_mul", "_Mul", "_sparse_elemwise_mul"), ("_sparse_broadcast_mul",)),
+    ("div", _div, ("_div", "_Div", "_sparse_elemwise_div"), ("_sparse_broadcast_div",)),
 ]
 for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
     binary(f"elemwise_{_suffix}", _fn, _ew_alias)
     broadcast(f"broadcast_{_suffix}", _fn, _bc_alias)
 
-_OTHER_BINARY: list[tuple[str, ArrayFn, str]] = [
-    # (name stem, fn, MXNet's capitalised alias of the same-shape op)
-    ("mod", _mod, "_Mod"),
-    ("power", np.power, "_Power"),
-    ("maximum", np.maximum, "_Maximum"),
-    ("minimum", np.minimum, "_Minimum"),
-    ("hypot", np.hypot, "_Hypot"),
-    ("equal", _cmp(np.equal), "_Equal"),
-    ("not_equal", _cmp(np.not_equal), "_Not_Equal"),
-    ("greater", _cmp(np.greater), "_Greater"),
-    ("greater_equal", _cmp(np.greater_equal), "_Greater_Equal"),
-    ("lesser", _cmp(np.less), "_Lesser"),
-    ("lesser_equal", _cmp(np.less_equal), "_Lesser_Equal"),
-    ("logical_and", _cmp(np.logical_and), "_Logical_And"),
-    ("logical_or", _cmp(np.logical_or), "_Logical_Or"),
-    ("logical_xor", _cmp(np.logical_xor), "_Logical_Xor"),
+_OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
+    # (name stem, kernel, alias of the same-shape op, broadcast_* aliases)
+    ("mod", mxnet_mod, "_Mod", ()),
+    ("power", _POWER, "_Power", ()),
+    ("maximum", _MAX, "_Maximum", ("_npi_maximum",)),
+    ("minimum", _MIN, "_Minimum", ("_npi_minimum",)),
+    ("hypot", _HYPOT, "_Hypot", ()),
+    ("equal", _cmp(np.equal), "_Equal", ()),
+    ("not_equal", _cmp(np.not_equal), "_Not_Equal", ()),
+    ("greater", _cmp(np.greater), "_Greater", ()),
+    ("greater_equal", _cmp(np.greater_equal), "_Greater_Equal", ()),
+    ("lesser", _cmp(np.less), "_Lesser", ()),
+    ("lesser_equal", _cmp(np.less_equal), "_Lesser_Equal", ()),
+    ("logical_and", _cmp(np.logical_and), "_Logical_And", ()),
+    ("logical_or", _cmp(np.logical_or), "_Logical_Or", ()),
+    ("logical_xor", _cmp(np.logical_xor), "_Logical_Xor", ()),
 ]
-for _stem, _fn, _alias in _OTHER_BINARY:
+for _stem, _fn, _alias, _bc_alias in _OTHER_BINARY:
     binary(f"_{_stem}", _fn, (_alias,))
-    broadcast(f"broadcast_{_stem}", _fn)
+    broadcast(f"broadcast_{_stem}", _fn, _bc_alias)
 
-_SCALAR: list[tuple[str, ArrayFn, str]] = [
-    ("_plus_scalar", np.add, "_PlusScalar"),
-    ("_minus_scalar", np.subtract, "_MinusScalar"),
-    ("_rminus_scalar", lambda x, s: s - x, "_RMinusScalar"),
-    ("_mul_scalar", np.multiply, "_MulScalar"),
-    ("_div_scalar", _div, "_DivScalar"),
-    ("_rdiv_scalar", lambda x, s: _div(s, x), "_RDivScalar"),
-    ("_mod_scalar", _mod, "_ModScalar"),
-    ("_rmod_scalar", lambda x, s: _mod(s, x), "_RModScalar"),
-    ("_power_scalar", np.power, "_PowerScalar"),
-    ("_rpower_scalar", lambda x, s: np.power(s, x), "_RPowerScalar"),
-    ("_maximum_scalar", np.maximum, "_MaximumScalar"),
-    ("_minimum_scalar", np.minimum, "_MinimumScalar"),
-    ("_hypot_scalar", np.hypot, "_HypotScalar"),
-    ("_equal_scalar", _cmp(np.equal), "_EqualScalar"),
-    ("_not_equal_scalar", _cmp(np.not_equal), "_NotEqualScalar"),
-    ("_greater_scalar", _cmp(np.greater), "_GreaterScalar"),
-    ("_greater_equal_scalar", _cmp(np.greater_equal), "_GreaterEqualScalar"),
-    ("_lesser_scalar", _cmp(np.less), "_LesserScalar"),
-    ("_lesser_equal_scalar", _cmp(np.less_equal), "_LesserEqualScalar"),
-    ("_logical_and_scalar", _cmp(np.logical_and), "_LogicalAndScalar"),
-    ("_logical_or_scalar", _cmp(np.logical_or), "_LogicalOrScalar"),
-    ("_logical_xor_scalar", _cmp(np.logical_xor), "_LogicalXorScalar"),
-]
-for _name, _fn, _alias in _SCALAR:
-    scalar(_name, _fn, (_alias,))
 
-_UNARY: list[tuple[str, ArrayFn, tuple[str, ...]]] = [
-    ("negative", np.negative, ()),
-    ("abs", np.abs, ()),
-    ("sign", np.sign, ()),
-    ("sqrt", np.sqrt, ()),
-    ("square", np.square, ()),
-    ("exp", np.exp, ()),
-    ("log", np.log, ()),
-    ("relu", lambda x: np.maximum(x, 0), ()),
-    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), ()),
-    ("tanh", np.tanh, ()),
-    ("_copy", lambda x: x.copy(), ("identity",)),
+def _smooth_l1(x: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """0.5 (sigma x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2 (MXNet's smooth_l1_loss)."""
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    xf, s2 = x.astype(work), np.asarray(sigma * sigma, work)
+    inv = np.asarray(1.0, work) / s2
+    out = np.where(xf > inv, xf - 0.5 * inv,
+                   np.where(xf < -inv, -xf - 0.5 * inv, 0.5 * xf * xf * s2))
+    return _restore(x.dtype, out)
+
+
+_SCALAR: list[tuple[str, Kernel, tuple[str, ...]]] = [
+    ("_plus_scalar", _ADD, ("_PlusScalar",)),
+    ("_minus_scalar", _SUB, ("_MinusScalar",)),
+    ("_rminus_scalar", _swap(_SUB), ("_RMinusScalar",)),
+    ("_mul_scalar", _MUL, ("_MulScalar",)),
+    ("_div_scalar", _div, ("_DivScalar",)),
+    ("_rdiv_scalar", _swap(_div), ("_RDivScalar",)),
+    ("_mod_scalar", mxnet_mod, ("_ModScalar",)),
+    ("_rmod_scalar", _swap(mxnet_mod), ("_RModScalar",)),
+    ("_power_scalar", _POWER, ("_PowerScalar",)),
+    ("_rpower_scalar", _swap(_POWER), ("_RPowerScalar",)),
+    ("_maximum_scalar", _MAX, ("_MaximumScalar", "_npi_maximum_scalar")),
+    ("_minimum_scalar", _MIN, ("_MinimumScalar", "_npi_minimum_scalar")),
+    ("_hypot_scalar", _HYPOT, ("_HypotScalar", "_npi_hypot_scalar")),
+    ("_equal_scalar", _cmp(np.equal), ("_EqualScalar",)),
+    ("_not_equal_scalar", _cmp(np.not_equal), ("_NotEqualScalar",)),
+    ("_greater_scalar", _cmp(np.greater), ("_GreaterScalar",)),
+    ("_greater_equal_scalar", _cmp(np.greater_equal), ("_GreaterEqualScalar",)),
+    ("_lesser_scalar", _cmp(np.less), ("_LesserScalar",)),
+    ("_lesser_equal_scalar", _cmp(np.less_equal), ("_LesserEqualScalar",)),
+    ("_logical_and_scalar", _cmp(np.logical_and), ("_LogicalAndScalar",)),
+    ("_logical_or_scalar", _cmp(np.logical_or), ("_LogicalOrScalar",)),
+    ("_logical_xor_scalar", _cmp(np.logical_xor), ("_LogicalXorScalar",)),
+    ("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)),
 ]
-for _name, _fn, _aliases in _UNARY:
-    unary(_name, _fn, _aliases)
+for _name, _fn, _aliases in _SCALAR:
+    scalar(_name, _fn, _aliases)

@@ -53,4 +53,6 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
+from . import random  # noqa: E402  (hand-written sym.random wrappers win over generated ones)
+
 populate(sys.modules[__name__], _make_function)

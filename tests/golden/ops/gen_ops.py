@@ -43,6 +43,8 @@ def find_op(name):
     for ns in (mx.nd, mx.nd._internal, mx.nd.contrib, mx.nd.op):
         if hasattr(ns, name):
             return getattr(ns, name)
+    if name.startswith("_random_"):  # e.g. _random_uniform_like lives at mx.nd.random.uniform_like
+        return getattr(mx.nd.random, name[len("_random_"):])
     raise AttributeError(name)
 
 

@@ -1,0 +1,282 @@
+"""Unary elementwise operators (math, rounding, activations), casts, clip and add_n.
+
+Like :mod:`gluonport.ops.elemwise`, the math ops are table rows reduced to one numpy function.
+MXNet 1.9.1's semantics, checked against the real library (``tests/golden/ops/unary.npz``):
+
+* the output keeps the input dtype. Math on integers runs in double (MXNet's ``math::`` wrappers
+  promote integers to double) and converts back like C: truncation toward zero, and NaN or
+  out-of-range values become the type's minimum (x86's "integer indefinite"): ``sqrt`` of int32
+  ``-7`` is ``-2147483648``. float16 runs in float32, as ``half_t`` does;
+* ``round`` rounds halves away from zero, ``rint`` rounds halves *down* (MXNet's own kernel:
+  ``x - floor(x) <= ceil(x) - x ? floor : ceil``), ``fix`` toward zero;
+* ``sign(nan)`` is 0 and ``relu(nan)`` is nan; ``logical_not`` returns 1 / 0 in the input dtype;
+* ``clip`` casts its bounds to the dtype and tests ``x > a_max`` before ``x < a_min``;
+* ``Cast`` converts like C (``-1.7 -> -1``, uint8 wraps through int32).
+
+``erf``, ``erfinv``, ``gamma`` and ``gammaln`` come from :mod:`gluonport.ops._special` (numpy only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import dtypes
+from ..attrs import Bool, DType, Float, Int
+from . import _special
+from .registry import OpDef, register
+
+__all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
+
+ArrayFn = Callable[[np.ndarray], np.ndarray]
+
+CAST_DTYPES = ("bfloat16", "bool", "float16", "float32", "float64", "int32", "int64", "int8",
+               "uint8")
+
+
+def c_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Convert a float array to ``dtype`` the way C (on x86) does.
+
+    Floats round; integers truncate toward zero; NaN, inf and out-of-range values become the
+    minimum of the 32- or 64-bit integer the compiler converts through (so int8/uint8 get its low
+    byte: ``uint8(-1.7) = 255``, ``uint8(300.7) = 44``, ``uint8(nan) = 0``); bool is ``x != 0``.
+    """
+    dtype = np.dtype(dtype)
+    x = np.asarray(x)
+    if dtype.kind == "f" or x.dtype.kind not in "fc":
+        with np.errstate(over="ignore"):  # float64 -> float16 overflow gives inf, as in C
+            return x.astype(dtype)
+    if dtype.kind == "b":
+        return x != 0
+    bits = 64 if dtype.itemsize == 8 or dtype == np.uint32 else 32
+    wide = np.int64 if bits == 64 else np.int32
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.astype(np.float64, copy=False))
+        ok = (t >= -(2.0 ** (bits - 1))) & (t < 2.0 ** (bits - 1))
+        t = np.where(ok, t, -(2.0 ** (bits - 1)))
+    return t.astype(wide).astype(dtype)
+
+
+def math_unary(fn: ArrayFn) -> Callable[[np.ndarray], np.ndarray]:
+    """Run ``fn`` the way MXNet's ``math::`` functions do and return the input dtype.
+
+    float32 and float64 compute in place, float16 in float32, integers and bool in float64.
+    """
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        if x.dtype in (np.float32, np.float64):
+            work = x
+        else:
+            work = x.astype(np.float32 if x.dtype == np.float16 else np.float64)
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(work))
+        return c_cast(out, x.dtype) if out.dtype != x.dtype else out
+
+    return apply
+
+
+def unary(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "",
+          **extra) -> OpDef:
+    """A unary elementwise op keeping shape and dtype: ``fn(x)`` on the numpy array."""
+    return register(OpDef(name, compute=lambda p, x: fn(x), aliases=aliases, doc=doc, **extra))
+
+
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    """C's ``round``: halves go away from zero (numpy's ``rint`` goes to even)."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+def _rint_half_down(x: np.ndarray) -> np.ndarray:
+    """MXNet's ``rint`` kernel: the nearer of floor and ceil, floor on a tie."""
+    lo, hi = np.floor(x), np.ceil(x)
+    return np.where(x - lo <= hi - x, lo, hi)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 in the input dtype; NaN gives 0 (MXNet compares, numpy propagates NaN)."""
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out).astype(x.dtype) if x.dtype.kind == "f" else out
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    """``a > 0 || isnan(a) ? a : 0``."""
+    return np.where((x > 0) | (x != x), x, np.zeros((), x.dtype))
+
+
+def _logical_not(x: np.ndarray) -> np.ndarray:
+    return (x == 0).astype(x.dtype)
+
+
+_DEG = 180.0 / np.pi
+_RAD = np.pi / 180.0
+
+_MATH: list[tuple[str, ArrayFn, tuple[str, ...]]] = [
+    # (name, numpy function on float arrays, MXNet 1.9.1's aliases)
+    ("abs", np.abs, ("_sparse_abs",)),
+    ("round", _round_half_away, ("_sparse_round",)),
+    ("rint", _rint_half_down, ("_sparse_rint",)),
+    ("ceil", np.ceil, ("_sparse_ceil",)),
+    ("floor", np.floor, ("_sparse_floor",)),
+    ("trunc", np.trunc, ("_sparse_trunc",)),
+    ("fix", np.trunc, ("_sparse_fix",)),
+    ("sqrt", np.sqrt, ("_sparse_sqrt",)),
+    ("rsqrt", lambda x: 1.0 / np.sqrt(x), ("_sparse_rsqrt",)),
+    ("cbrt", np.cbrt, ("_sparse_cbrt",)),
+    ("rcbrt", lambda x: 1.0 / np.cbrt(x), ()),
+    ("exp", np.exp, ("_sparse_exp",)),
+    ("log", np.log, ("_sparse_log",)),
+    ("log10", np.log10, ("_sparse_log10",)),
+    ("log2", np.log2, ("_sparse_log2",)),
+    ("log1p", np.log1p, ("_sparse_log1p",)),
+    ("expm1", np.expm1, ("_sparse_expm1",)),
+    ("sin", np.sin, ("_sparse_sin",)),
+    ("cos", np.cos, ("_sparse_cos",)),
+    ("tan", np.tan, ("_sparse_tan",)),
+    ("arcsin", np.arcsin, ("_sparse_arcsin",)),
+    ("arccos", np.arccos, ("_sparse_arccos",)),
+    ("arctan", np.arctan, ("_sparse_arctan",)),
+    ("sinh", np.sinh, ("_sparse_sinh",)),
+    ("cosh", np.cosh, ("_sparse_cosh",)),
+    ("tanh", np.tanh, ("_sparse_tanh",)),
+    ("arcsinh", np.arcsinh, ("_sparse_arcsinh",)),
+    ("arccosh", np.arccosh, ("_sparse_arccosh",)),
+    ("arctanh", np.arctanh, ("_sparse_arctanh",)),
+    ("degrees", lambda x: x * x.dtype.type(_DEG), ("_sparse_degrees",)),
+    ("radians", lambda x: x * x.dtype.type(_RAD), ("_sparse_radians",)),
+    ("gamma", _special.gamma, ("_npx_gamma", "_sparse_gamma")),
+    ("gammaln", _special.lgamma, ("_npx_gammaln", "_sparse_gammaln")),
+    ("erf", _special.erf, ("_npx_erf",)),
+    ("erfinv", _special.erfinv, ("_npx_erfinv",)),
+    ("reciprocal", lambda x: 1.0 / x, ()),
+    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), ("_sparse_sigmoid",)),
+    ("softsign", lambda x: x / (1.0 + np.abs(x)), ()),
+]
+for _name, _fn, _aliases in _MATH:
+    unary(_name, math_unary(_fn), _aliases)
+
+_NATIVE: list[tuple[str, ArrayFn, tuple[str, ...]]] = [
+    # computed in the dtype itself (MXNet's kernels do not go through math::)
+    ("negative", np.negative, ("_sparse_negative",)),
+    ("square", np.square, ("_sparse_square",)),
+    ("sign", _sign, ("_sparse_sign",)),
+    ("relu", _relu, ("_sparse_relu",)),
+    ("logical_not", _logical_not, ()),
+    ("_copy", lambda x: x.copy(), ("identity",)),
+    ("zeros_like", np.zeros_like, ("_sparse_zeros_like",)),
+    ("ones_like", np.ones_like, ()),
+]
+for _name, _fn, _aliases in _NATIVE:
+    unary(_name, _fn, _aliases)
+
+
+def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
+    """``clip(alpha * x + beta, 0, 1)`` with float32 ``alpha``/``beta`` (MXNet's ``real_t``)."""
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    alpha = np.asarray(np.float32(p.alpha), work)
+    beta = np.asarray(np.float32(p.beta), work)
+    out = alpha * x.astype(work, copy=False) + beta
+    out = np.where(out > 1, work(1), out)
+    return np.where(out < 0, work(0), out).astype(x.dtype, copy=False)
+
+
+register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
+               compute=_hard_sigmoid))
+
+
+def _clip(p, x: np.ndarray) -> np.ndarray:
+    """MXNet's clip kernel: ``x > a_max ? a_max : (x < a_min ? a_min : x)``, bounds in x's dtype."""
+    lo = c_cast(np.asarray(p.a_min, np.float64), x.dtype)
+    hi = c_cast(np.asarray(p.a_max, np.float64), x.dtype)
+    return np.where(x > hi, hi, np.where(x < lo, lo, x))
+
+
+register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
+               aliases=("_npi_clip", "_sparse_clip")))
+
+
+# --- casts ------------------------------------------------------------------------------------
+def cast_array(x: np.ndarray, name: str) -> np.ndarray:
+    """``x`` converted to the MXNet dtype ``name``; bfloat16 gives its raw bits (uint16), as
+    gluonport carries bfloat16 everywhere."""
+    if name == "bfloat16":
+        return dtypes.float32_to_bfloat16(x.astype(np.float32))
+    return c_cast(x, dtypes.to_numpy(name))
+
+
+def _cast_type(p, in_types):
+    return in_types, [dtypes.to_numpy(p.dtype)]
+
+
+register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
+               compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
+               aliases=("cast", "_npi_cast", "_npx_cast")))
+
+_AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
+
+
+def _amp_cast_type(p, in_types):
+    t = in_types[0]
+    if t is None:
+        return in_types, [None]
+    return in_types, [dtypes.to_numpy(p.dtype) if np.dtype(t) in _AMP_FLOATS else t]
+
+
+def _amp_cast(p, x: np.ndarray) -> np.ndarray:
+    """Casts float16/float32 inputs to ``dtype``; any other dtype passes through unchanged."""
+    return cast_array(x, p.dtype) if x.dtype in _AMP_FLOATS else x.copy()
+
+
+register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
+                                                            if d != "bool"])},
+               compute=_amp_cast, infer_type=_amp_cast_type,
+               no_onnx="an AMP bookkeeping cast; the exporter removes it"))
+
+
+def _amp_widest(p, types: list) -> np.dtype | None:
+    """``AMPMultiCastType``'s target: float32 if any input is float32 (float16 if ``cast_narrow``
+    and any is float16); starts from the first input's type."""
+    if p.cast_narrow:
+        target = np.dtype(np.float32)
+        if any(t is not None and np.dtype(t) == np.float16 for t in types):
+            target = np.dtype(np.float16)
+        return target
+    if any(t is not None and np.dtype(t) == np.float32 for t in types):
+        return np.dtype(np.float32)
+    return None if types[0] is None else np.dtype(types[0])
+
+
+def _amp_multicast_type(p, in_types):
+    widest = _amp_widest(p, in_types)
+    outs = [widest if t is not None and np.dtype(t) in _AMP_FLOATS else t for t in in_types]
+    return in_types, outs
+
+
+def _amp_multicast(p, *xs: np.ndarray) -> list[np.ndarray]:
+    widest = _amp_widest(p, [x.dtype for x in xs])
+    return [x.astype(widest) if x.dtype in _AMP_FLOATS else x.copy() for x in xs]
+
+
+register(OpDef(
+    "amp_multicast", params={"num_outputs": Int(), "cast_narrow": Bool(False)},
+    inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
+    num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
+    infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
+    no_onnx="an AMP bookkeeping cast"))
+
+
+# --- several inputs ---------------------------------------------------------------------------
+def _add_n(p, *xs: np.ndarray) -> np.ndarray:
+    out = xs[0].copy()
+    with np.errstate(over="ignore"):
+        for x in xs[1:]:
+            out += x
+    return out
+
+
+register(OpDef("add_n", params={"num_args": Int()}, variadic="num_args", compute=_add_n,
+               aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n")))
+
+register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
+               compute=lambda p, lhs, rhs: lhs.copy()))
