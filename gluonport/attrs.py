@@ -224,7 +224,8 @@ class DType(Field):
 
     kind = "dtype"
 
-    def __init__(self, default: Any = REQUIRED, doc: str = "", choices: Iterable[str] | None = None):
+    def __init__(self, default: Any = REQUIRED, doc: str = "",
+                 choices: Iterable[str] | None = None):
         super().__init__(default, doc)
         self.choices = tuple(choices) if choices is not None else None
 

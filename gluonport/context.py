@@ -32,7 +32,7 @@ class Context:
 
     _local = threading.local()
 
-    def __init__(self, device_type: "str | Context", device_id: int = 0):
+    def __init__(self, device_type: str | Context, device_id: int = 0):
         if isinstance(device_type, Context):
             self.device_typeid = device_type.device_typeid
             self.device_id = device_type.device_id
@@ -47,7 +47,7 @@ class Context:
         self._old_ctx: Context | None = None
 
     @classmethod
-    def from_devtype(cls, dev_type: int, dev_id: int = 0) -> "Context":
+    def from_devtype(cls, dev_type: int, dev_id: int = 0) -> Context:
         """The context for an MXNet ``dev_type`` code (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
         if dev_type not in _DEVTYPE2STR:
             raise DeviceError(f"unknown MXNet dev_type code {dev_type}")
@@ -70,7 +70,7 @@ class Context:
 
     __str__ = __repr__
 
-    def __enter__(self) -> "Context":
+    def __enter__(self) -> Context:
         self._old_ctx = current_context()
         Context._local.value = self
         return self

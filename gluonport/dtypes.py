@@ -110,7 +110,7 @@ def from_numpy(dtype: Any) -> DType:
         return from_flag(int(dtype))
     try:
         nd = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # numpy parses some strings as code
         raise DTypeError(f"{dtype!r} is not a dtype") from None
     row = _BY_NUMPY.get(nd.newbyteorder("<") if nd.byteorder == ">" else nd)
     if row is None:

@@ -45,21 +45,55 @@ def _gather(args: list) -> tuple[bool, bool, list[Context]]:
 class CachedGraph:
     """A traced graph compiled once and run many times (MXNet's ``CachedOp``).
 
-    ``inputs`` are ``(is_data, index_or_parameter)`` pairs in the graph's ``list_inputs``
-    order, as MXNet's ``_cached_op_args``.
+    ``args`` are ``(is_data, index_or_parameter)`` pairs in the graph's ``list_inputs`` order,
+    as MXNet's ``_cached_op_args`` (``is_data`` None marks an unused label input).
+
+    ``backend``: ``"numpy"`` runs the reference executor; ``"onnxruntime"`` exports the graph
+    to ONNX on first use and runs it there (CPU, or CUDA for ``gpu(i)`` inputs); ``None``
+    picks onnxruntime when every op exports and no op hook is installed, else numpy.
     """
 
     def __init__(self, symbol: Symbol, args: list[tuple[Any, Any]], backend: str | None = None,
-                 labels: Any = None):
+                 labels: Any = None, static_shape: bool = False):
         self.symbol = symbol
         self.args = args
         self.names = symbol.list_inputs()
-        self.backend = backend or "numpy"
-        self._plan = GraphPlan(symbol)
+        self.requested = backend
+        self._plan: GraphPlan | None = None
+        self._onnx: dict[Context, Any] = {}
+        self._exports: bool | None = None
         self.monitor: Any = None
         self.labels = labels
+        self.static_shape = static_shape
+
+    @property
+    def backend(self) -> str:
+        """The backend calls run on now (``"numpy"`` or ``"onnxruntime"``)."""
+        if self.requested is not None:
+            return self.requested
+        if self.monitor is not None:
+            return "numpy"
+        if self._exports is None:
+            from ..runtime.graph import graph_exports
+
+            self._exports = graph_exports(self.symbol)
+        return "onnxruntime" if self._exports else "numpy"
 
     def __call__(self, data: list[NDArray], ctx: Context) -> list[NDArray]:
+        if self.backend == "onnxruntime":
+            outs = self._onnx_graph(ctx)([d._data for d in data])
+        elif ctx.device_type == "gpu":
+            raise GluonportError(
+                f"this graph cannot run on {ctx}: it has ops without an ONNX converter, so it "
+                "runs on the numpy executor, which is CPU-only. Use cpu() or register "
+                "converters (gluonport.onnx.register_converter)")
+        else:
+            outs = self._run_numpy(data, ctx)
+        return [NDArray(np.asarray(o), ctx) for o in outs]
+
+    def _run_numpy(self, data: list[NDArray], ctx: Context) -> list[np.ndarray]:
+        if self._plan is None:
+            self._plan = GraphPlan(self.symbol)
         feed = {}
         for name, (is_data, ref) in zip(self.names, self.args):
             if is_data is None:  # an unused label input (SymbolBlock)
@@ -74,8 +108,28 @@ class CachedGraph:
                 for oname, o in zip(node.output_names(), outs):
                     if o is not None:
                         callback(oname, node.op.name, NDArray(o, ctx))
-        outs = self._plan.run(feed, monitor=monitor)
-        return [NDArray(np.asarray(o), ctx) for o in outs]
+        return self._plan.run(feed, monitor=monitor)
+
+    def _onnx_graph(self, ctx: Context) -> Any:
+        graph = self._onnx.get(ctx)
+        if graph is None:
+            from ..runtime.graph import OnnxGraph
+            from ..runtime.ort import RuntimeOptions
+
+            data_names = [n for n, (is_data, ref) in sorted(
+                ((n, a) for n, a in zip(self.names, self.args) if a[0]),
+                key=lambda item: item[1][1])]
+            params = [(n, ref) for n, (is_data, ref) in zip(self.names, self.args)
+                      if is_data is False]
+
+            def get_params():
+                version = tuple(p._version for _, p in params)
+                return version, {n: p.data(ctx)._data for n, p in params}
+
+            graph = OnnxGraph(self.symbol, data_names, get_params, ctx,
+                              RuntimeOptions(static_shape=self.static_shape))
+            self._onnx[ctx] = graph
+        return graph
 
 
 class HybridBlock(Block):
@@ -214,7 +268,8 @@ class HybridBlock(Block):
                     params[name]._finish_deferred_init()
         self._cached_op_args = [(True, data_names[n]) if n in data_names else (False, params[n])
                                 for n in input_names]
-        self._cached_op = CachedGraph(out, self._cached_op_args, self._backend)
+        self._cached_op = CachedGraph(out, self._cached_op_args, self._backend,
+                                      static_shape=dict(self._flags).get("static_shape", False))
         self._cached_op.monitor = self._callback
         del flat
 

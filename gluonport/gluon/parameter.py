@@ -28,6 +28,15 @@ __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationErro
 
 tensor_types = (NDArray,)
 
+_VERSION = [0]
+
+
+def _bump() -> int:
+    """A new value for ``Parameter._version``: compiled graphs (onnxruntime models with the
+    weights inside) notice a changed parameter by it."""
+    _VERSION[0] += 1
+    return _VERSION[0]
+
 
 def _brief(names: Iterable[str], limit: int = 3) -> str:
     names = list(names)
@@ -64,6 +73,7 @@ class Parameter:
                  differentiable: bool = True, stype: str = "default",
                  grad_stype: str = "default"):
         self._var: Any = None
+        self._version = _bump()
         self._data: list[NDArray] | None = None
         self._ctx_list: list[Context] | None = None
         self._deferred_init: tuple = ()
@@ -178,6 +188,7 @@ class Parameter:
         self._init_impl(data, ctx)
 
     def _init_impl(self, data: NDArray, ctx_list: list[Context]) -> None:
+        self._version = _bump()
         self._ctx_list = list(ctx_list)
         self._data = [NDArray(np.array(data._data, copy=True), c) for c in self._ctx_list]
 
@@ -244,6 +255,7 @@ class Parameter:
             return
         for d in self._data:
             d._data[...] = arr
+        self._version = _bump()
 
     def _reduce(self) -> NDArray:
         """The value to save (MXNet averages over devices; ours are copies): on cpu(0)."""
@@ -293,6 +305,7 @@ class Parameter:
             for d in self._data:
                 d._data = np.array(arr, dtype=self._dtype if not cast_dtype or
                                    dtype_source != "saved" else arr.dtype, copy=True)
+            self._version = _bump()
 
     def reset_ctx(self, ctx: Any) -> None:
         """Move the data to new contexts."""
@@ -314,6 +327,7 @@ class Parameter:
         if self._data is not None:
             for d in self._data:
                 d._data = d._data.astype(self._dtype)
+        self._version = _bump()
 
     def var(self) -> Any:
         """The Symbol variable for this parameter (cached, as in MXNet: its ``__shape__`` is the

@@ -159,7 +159,8 @@ class SymbolBlock(HybridBlock):
                 raise GluonportError(f"Unknown input to SymbolBlock: {name}")
         self._cached_op_args = cargs
         labels = _LabelFeed(out, self._labels, [d.name for d in data]) if self._labels else None
-        self._cached_op = CachedGraph(out, cargs, self._backend, labels=labels)
+        self._cached_op = CachedGraph(out, cargs, self._backend, labels=labels,
+                                      static_shape=dict(self._flags).get("static_shape", False))
         self._cached_op.monitor = self._callback
 
     def _infer_if_deferred(self, params: Any, out: Symbol, *args: Any) -> None:

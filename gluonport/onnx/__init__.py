@@ -1,0 +1,9 @@
+"""MXNet <-> ONNX conversion. See README.md in this folder."""
+
+from ._context import ExportContext
+from .export import export_model, export_symbol, register_converter, save_model
+from .opset import DEFAULT_OPSET, MIN_OPSET, max_opset
+from .verify import VerifyReport, verify
+
+__all__ = ["export_model", "export_symbol", "register_converter", "save_model",
+           "ExportContext", "verify", "VerifyReport", "DEFAULT_OPSET", "MIN_OPSET", "max_opset"]

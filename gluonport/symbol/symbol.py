@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import attribute, dtypes, name as _name
+from .. import attribute, dtypes
+from .. import name as _name
 from .._opsurface import OpSurface
 from ..attrs import to_attr_string
 from ..errors import GluonportError, GraphError
@@ -220,8 +221,10 @@ class Symbol(OpSurface):
         out_s = [get(n, i) for n, i in self._outputs]
         aux_s = [get(n) for n in aux_n]
         if partial:
-            fill = (lambda s: () if s is None else s)
-            return [fill(s) for s in arg_s], [fill(s) for s in out_s], [fill(s) for s in aux_s]
+            def fill(shapes: list) -> list:
+                return [() if s is None else s for s in shapes]
+
+            return fill(arg_s), fill(out_s), fill(aux_s)
         from ..ops._shape import known
 
         if not all(known(s) for s in arg_s + out_s + aux_s):
@@ -377,8 +380,24 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | N
                              f"{len(x._outputs)} outputs; pass one output (sym[i])")
         inputs.append(x._outputs[0])
     node = Node(op, node_name, attrs, inputs)
+    node.in_versions = _entry_versions(op, inputs)
     n_vis = op.n_visible_outputs(call.params)
     return Symbol([(node, i) for i in range(n_vis)])
+
+
+def _entry_versions(op: Any, inputs: list[tuple[Node, int]]) -> list[int]:
+    """nnvm's UpdateNodeVersion: a mutated variable input (aux state) gets its version bumped;
+    every variable input records the variable's current version."""
+    mutated = set(op.aux)
+    versions = []
+    for j, (src, _) in enumerate(inputs):
+        if src.op is None:
+            if j in mutated:
+                src.var_version += 1
+            versions.append(src.var_version)
+        else:
+            versions.append(0)
+    return versions
 
 
 def create(op_name: str, *args: Any, **kwargs: Any) -> Symbol:
@@ -392,8 +411,9 @@ def var(name: str, attr: Mapping[str, str] | None = None, shape: Any = None,
     """A variable (``mx.sym.var``): an input or parameter of the graph.
 
     Hints are stored as MXNet does: ``__shape__`` ``"(8, 4)"``, ``__dtype__`` the type flag,
-    ``__lr_mult__``/``__wd_mult__`` as ``str()`` of the value given (Gluon passes floats), ``__init__`` the initializer's ``dumps()``,
-    ``__storage_type__`` the storage flag. Extra keyword attributes must be ``__dunder__``.
+    ``__lr_mult__``/``__wd_mult__`` as ``str()`` of the value given (Gluon passes floats),
+    ``__init__`` the initializer's ``dumps()``, ``__storage_type__`` the storage flag. Extra
+    keyword attributes must be ``__dunder__``.
     """
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")

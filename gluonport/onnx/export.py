@@ -1,0 +1,451 @@
+"""MXNet graph -> ONNX ``ModelProto``, verified by the checker and by onnxruntime.
+
+``export_model`` accepts MXNet 1.9.1's ``mxnet.onnx.export_model`` arguments. Before converting
+anything it lists *every* op without a handler in one :class:`UnsupportedOpError`; the model is
+written to a temp file and renamed, so a failed export leaves no half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import __version__, dtypes
+from ..errors import ConversionError, GluonportError, UnsupportedOpError
+from ..ndarray import NDArray
+from ..symbol import Symbol
+from ..symbol import load as sym_load
+from ..symbol._graph import Node, check_supported, topo_order
+from ..symbol._infer import infer_shapes, infer_types
+from ._context import ExportContext, Namer
+from .opset import check_opset, ir_version_for
+
+__all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
+           "label_inputs"]
+
+_CUSTOM: dict[str, list[tuple[int, Callable]]] = {}
+_BIG = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GB limit, with headroom
+
+
+def register_converter(op_name: str, since: int = 13):
+    """Register your own ONNX converter for ``op_name`` (a custom op, or to override ours).
+
+    The function receives an :class:`ExportContext` and must define ``ctx.outputs``::
+
+        @gluonport.onnx.register_converter("MyRelu6")
+        def _(ctx):
+            ctx.make("Clip", [ctx.inputs[0], ctx.const(np.float32(0)), ctx.const(np.float32(6))],
+                     outputs=ctx.outputs)
+    """
+
+    def deco(fn: Callable) -> Callable:
+        handlers = _CUSTOM.setdefault(op_name, [])
+        handlers[:] = [h for h in handlers if h[0] != since] + [(since, fn)]
+        handlers.sort(key=lambda h: h[0])
+        return fn
+
+    return deco
+
+
+def get_converter(node: Node, opset: int) -> Callable | None:
+    """The handler for a node at ``opset``: a user's first, then the op's own."""
+    best = None
+    for since, fn in _CUSTOM.get(node.op.name, []):
+        if since <= opset:
+            best = fn
+    if best is not None:
+        return best
+    return node.op.onnx_handler(opset)
+
+
+def label_inputs(order: list[Node]) -> set[str]:
+    """Variables used only as ``label`` inputs (legacy output ops): not inputs at inference."""
+    roles: dict[str, set[str]] = {}
+    for node in order:
+        if node.op is None:
+            continue
+        names = node.op.input_names(node.params, len(node.inputs))
+        for (src, _), role in zip(node.inputs, names):
+            if src.op is None:
+                roles.setdefault(src.name, set()).add(role)
+    return {v for v, r in roles.items() if r == {"label"}}
+
+
+def _numpy(v: Any) -> np.ndarray:
+    if isinstance(v, NDArray):
+        return v._data
+    if hasattr(v, "asnumpy"):
+        return v.asnumpy()
+    return np.asarray(v)
+
+
+def _load_params(params: Any) -> dict[str, np.ndarray]:
+    if params is None:
+        return {}
+    if isinstance(params, (str, os.PathLike)):
+        from ..formats import params as fmt
+
+        params = fmt.load(os.fspath(params))
+        if not isinstance(params, dict):
+            raise ConversionError("the params file holds an unnamed list, not named parameters")
+    if isinstance(params, (list, tuple)):
+        merged: dict[str, Any] = {}
+        for d in params:
+            merged.update(d)
+        params = merged
+    out = {}
+    for k, v in params.items():
+        name = k[4:] if k.startswith(("arg:", "aux:")) else k
+        out[name] = _numpy(v)
+    return out
+
+
+class _Graph:
+    """The MXNet side of one export: order, data inputs, inferred shapes/dtypes."""
+
+    def __init__(self, sym: Symbol, params: dict[str, np.ndarray], in_shapes: Any,
+                 in_types: Any, dynamic_axes: dict[str, dict[int, str]]):
+        self.sym = sym
+        self.params = params
+        self.order = topo_order(n for n, _ in sym._outputs)
+        check_supported(self.order, "export")
+        labels = label_inputs(self.order)
+        self.data = [n for n in self.order if n.op is None and n.name not in params
+                     and n.name not in labels]
+        self.labels = [n for n in self.order if n.op is None and n.name in labels
+                       and n.name not in params]
+        self.shapes0 = self._data_shapes(in_shapes)
+        self.types0 = self._data_types(in_types)
+        self.dynamic_axes = dynamic_axes
+        self.shapes, self.dyn = self._infer()
+        self.types = infer_types(self.order, {**self.types0, **{k: v.dtype for k, v in
+                                                                params.items()}})
+
+    def _data_shapes(self, in_shapes: Any) -> dict[str, tuple]:
+        names = [n.name for n in self.data]
+        if in_shapes is None:
+            from ..symbol._infer import var_shape_attr
+
+            shapes = {n.name: var_shape_attr(n) for n in self.data}
+            missing = [k for k, s in shapes.items() if not s or 0 in s]
+            if missing:
+                raise ConversionError(f"give in_shapes for the input(s) {missing}: their shapes "
+                                      "are not recorded in the graph")
+            return shapes
+        if isinstance(in_shapes, Mapping):
+            unknown = set(in_shapes) - set(names)
+            if unknown:
+                raise ConversionError(f"in_shapes names {sorted(unknown)} are not inputs; the "
+                                      f"inputs are {names}")
+            return {k: tuple(int(d) for d in v) for k, v in in_shapes.items()}
+        in_shapes = list(in_shapes)
+        if len(in_shapes) == 1 and isinstance(in_shapes[0], int):
+            in_shapes = [tuple(in_shapes)]
+        if len(in_shapes) != len(names):
+            raise ConversionError(f"{len(in_shapes)} in_shapes given for {len(names)} inputs "
+                                  f"{names}")
+        return {k: tuple(int(d) for d in s) for k, s in zip(names, in_shapes)}
+
+    def _data_types(self, in_types: Any) -> dict[str, np.dtype]:
+        names = [n.name for n in self.data]
+        if isinstance(in_types, Mapping):
+            return {k: dtypes.to_numpy(v) for k, v in in_types.items()}
+        if not isinstance(in_types, (list, tuple)):
+            in_types = [in_types] * len(names)
+        if len(in_types) != len(names):
+            raise ConversionError(f"{len(in_types)} in_types given for {len(names)} inputs")
+        return {k: dtypes.to_numpy(t) for k, t in zip(names, in_types)}
+
+    def _infer(self) -> tuple[dict, dict]:
+        given = {**self.shapes0, **{k: v.shape for k, v in self.params.items()}}
+        shapes = infer_shapes(self.order, given)
+        if not self.dynamic_axes:
+            return shapes, {k: tuple(False for _ in s) for k, s in shapes.items()
+                            if s is not None}
+        # Dims that change when the dynamic input dims change are dynamic downstream too.
+        bumped = dict(given)
+        for name, axes in self.dynamic_axes.items():
+            s = list(bumped[name])
+            for ax in axes:
+                s[ax] = s[ax] + 3
+            bumped[name] = tuple(s)
+        other = infer_shapes(self.order, bumped)
+        dyn = {k: tuple(a != b for a, b in zip(s, other.get(k) or s))
+               for k, s in shapes.items() if s is not None}
+        return shapes, dyn
+
+
+def _tensor_names(order: list[Node], namer: Namer) -> dict[tuple[int, int], str]:
+    names: dict[tuple[int, int], str] = {}
+    for node in order:
+        if node.op is None:
+            names[(id(node), 0)] = namer.claim(node.name)
+            continue
+        n_out = node.num_outputs()
+        outs = node.output_names()
+        for i in range(n_out):
+            base = node.name if n_out == 1 else outs[i]
+            names[(id(node), i)] = namer.claim(base)
+    return names
+
+
+def _value_info(name: str, dtype: np.dtype, shape: tuple, dims: Sequence[Any] | None = None):
+    from onnx import helper
+
+    return helper.make_tensor_value_info(name, dtypes.onnx_of(dtype),
+                                         list(dims) if dims is not None else list(shape))
+
+
+def _dynamic_axes(g_data: list[Node], dynamic: bool, dynamic_input_shapes: Any,
+                  dynamic_axes: Mapping[str, Any] | None) -> dict[str, dict[int, str]]:
+    if dynamic_axes:
+        out: dict[str, dict[int, str]] = {}
+        for name, axes in dynamic_axes.items():
+            if isinstance(axes, Mapping):
+                out[name] = {int(a): str(n) for a, n in axes.items()}
+            else:
+                out[name] = {int(a): f"{name}_dim{a}" for a in axes}
+        return out
+    if not dynamic:
+        return {}
+    out = {}
+    for k, node in enumerate(g_data):
+        if dynamic_input_shapes is not None:
+            spec = dynamic_input_shapes[k]
+            out[node.name] = {a: f"{node.name}_dim{a}" for a, d in enumerate(spec) if d is None}
+        else:
+            out[node.name] = {0: "batch"}
+    return out
+
+
+def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any = None,
+                  in_types: Any = np.float32, opset_version: int | None = None,
+                  dynamic: bool = False, dynamic_input_shapes: Any = None,
+                  dynamic_axes: Mapping[str, Any] | None = None,
+                  metadata: Mapping[str, str] | None = None) -> Any:
+    """Convert to an ``onnx.ModelProto`` (not written; see :func:`export_model`)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    opset = check_opset(opset_version)
+    pvals = _load_params(params)
+    order = topo_order(n for n, _ in sym._outputs)
+    _check_converters(order, opset)
+    labels = label_inputs(order)
+    data_nodes = [n for n in order if n.op is None and n.name not in pvals
+                  and n.name not in labels]
+    axes = _dynamic_axes(data_nodes, dynamic, dynamic_input_shapes, dynamic_axes)
+    g = _Graph(sym, pvals, in_shapes, in_types, axes)
+    namer = Namer()
+    tnames = _tensor_names(g.order, namer)
+    ctx = ExportContext(opset, namer)
+    ctx.param_values = {tnames[(id(n), 0)]: pvals[n.name] for n in g.order
+                        if n.op is None and n.name in pvals}
+    ctx.consumed = {tnames[(id(s), i)] for n in g.order if n.op is not None
+                    for s, i in n.inputs} | {tnames[(id(n), i)] for n, i in sym._outputs}
+    for node in g.order:
+        if node.op is not None:
+            _convert_node(ctx, node, tnames, g)
+    used = {i for n in ctx.nodes for i in n.input}
+    outputs = [tnames[(id(n), i)] for n, i in sym._outputs]
+    inits = [numpy_helper.from_array(np.ascontiguousarray(v), name)
+             for name, v in ctx.param_values.items() if name in used]
+    inits += [numpy_helper.from_array(np.asarray(v), name)
+              for name, v in ctx.initializers.items() if name in used or name in outputs]
+    inputs = []
+    for n in g.data:
+        shape = g.shapes0[n.name]
+        dims = [axes.get(n.name, {}).get(a, d) for a, d in enumerate(shape)]
+        inputs.append(_value_info(tnames[(id(n), 0)], g.types0[n.name], shape, dims))
+    outs = []
+    for n, i in sym._outputs:
+        key = (id(n), i)
+        shape = g.shapes.get(key)
+        dyn = g.dyn.get(key, ())
+        dims = None if shape is None else [None if (k < len(dyn) and dyn[k]) else d
+                                           for k, d in enumerate(shape)]
+        outs.append(_value_info(tnames[key], g.types.get(key, np.dtype(np.float32)),
+                                shape or (), dims))
+    outs = _dedupe_outputs(ctx, outs)
+    graph = helper.make_graph(ctx.nodes, "gluonport", inputs, outs, initializer=inits)
+    model = helper.make_model(graph, producer_name="gluonport", producer_version=__version__,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version_for(opset)
+    meta = {"gluonport.converted_from": "mxnet"}
+    meta.update(metadata or {})
+    for k, v in meta.items():
+        model.metadata_props.add(key=k, value=str(v))
+    del onnx
+    return model
+
+
+def _dedupe_outputs(ctx: ExportContext, outs: list) -> list:
+    """The same tensor returned twice becomes an Identity copy (graph outputs are unique)."""
+    seen: set[str] = set()
+    result = []
+    for vi in outs:
+        if vi.name in seen:
+            new = ctx.namer.claim(vi.name + "__dup")
+            ctx.node = None
+            ctx.make("Identity", [vi.name], outputs=[new])
+            vi.name = new
+        seen.add(vi.name)
+        result.append(vi)
+    return result
+
+
+def _check_converters(order: list[Node], opset: int) -> None:
+    missing: dict[str, list[str]] = {}
+    unknown: dict[str, list[str]] = {}
+    for n in order:
+        if n.op is None:
+            continue
+        try:
+            check_supported([n], "export")
+        except UnsupportedOpError:
+            if get_converter(n, opset) is None:
+                unknown.setdefault(n.op.name, []).append(n.name)
+            continue
+        if get_converter(n, opset) is None:
+            missing.setdefault(n.op.name, []).append(n.name)
+    allops = {**unknown, **missing}
+    if allops:
+        listing = "; ".join(f"{op} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
+                            for op, v in sorted(allops.items()))
+        raise UnsupportedOpError(
+            f"cannot export to ONNX opset {opset}: {len(allops)} operator(s) have no ONNX "
+            f"converter: {listing}. Register one with gluonport.onnx.register_converter(op) "
+            "or see gluonport/ops/OPERATORS.md", allops)
+
+
+def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> None:
+    ctx.node = node
+    ctx.params = node.params
+    ctx.inputs = [tnames[(id(s), i)] for s, i in node.inputs]
+    ctx.outputs = [tnames[(id(node), i)] for i in range(node.num_outputs())]
+    ctx.in_shapes = [g.shapes.get((id(s), i)) for s, i in node.inputs]
+    ctx.in_dtypes = [g.types.get((id(s), i)) for s, i in node.inputs]
+    ctx.in_dynamic = [g.dyn.get((id(s), i), ()) for s, i in node.inputs]
+    ctx.out_shapes = [g.shapes.get((id(node), i)) for i in range(node.num_outputs())]
+    ctx.out_dtypes = [g.types.get((id(node), i)) for i in range(node.num_outputs())]
+    handler = get_converter(node, ctx.opset)
+    try:
+        handler(ctx)
+    except GluonportError:
+        raise
+    except Exception as exc:  # a handler bug must still name the node
+        raise ctx.fail(f"ONNX conversion failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = np.float32,
+                 onnx_file_path: str = "model.onnx", opset_version: int | None = None,
+                 dynamic: bool = False, dynamic_input_shapes: Any = None,
+                 run_shape_inference: bool = True, verbose: bool = False, *,
+                 dynamic_axes: Mapping[str, Any] | None = None,
+                 external_data: bool | None = None, input_type: Any = None,
+                 input_shape: Any = None) -> str:
+    """Export an MXNet model to ONNX, as ``mxnet.onnx.export_model`` (1.9.1) does, but with
+    every op checked first, BatchNorm's ``fix_gamma`` honoured, dynamic axes kept dynamic
+    through Reshape, and the result checked by ``onnx.checker`` (``full_check``).
+
+    Parameters
+    ----------
+    sym : Symbol or str
+        The graph, or a ``-symbol.json`` path.
+    params : dict, [arg_params, aux_params], or str
+        Parameters (``arg:``/``aux:`` prefixes allowed), or a ``.params`` path.
+    in_shapes : list of tuple or dict, optional
+        Shapes of the data inputs in graph order (default: their ``__shape__`` attributes).
+    in_types : dtype or list of dtypes
+    onnx_file_path : str
+    opset_version : int, optional
+        13 .. the newest supported by the installed onnx and onnxruntime; default 17.
+    dynamic : bool
+        Make input dims dynamic: those ``None`` in ``dynamic_input_shapes``, or the batch axis.
+    dynamic_axes : dict, optional
+        ``{"data": {0: "batch"}}`` or ``{"data": [0, 2]}``, as ``torch.onnx.export``.
+    external_data : bool, optional
+        Store weights beside the model; automatic above protobuf's 2 GB limit.
+
+    Returns
+    -------
+    str
+        ``onnx_file_path``.
+    """
+    import onnx
+
+    if input_type is not None:
+        in_types = input_type
+    if input_shape is not None:
+        in_shapes = input_shape
+    meta: dict[str, str] = {}
+    if isinstance(sym, (str, os.PathLike)):
+        meta["gluonport.source_symbol_sha256"] = _sha256(os.fspath(sym))
+        sym = sym_load(os.fspath(sym))
+    if isinstance(params, (str, os.PathLike)):
+        meta["gluonport.source_params_sha256"] = _sha256(os.fspath(params))
+    model = export_symbol(sym, params, in_shapes, in_types, opset_version, dynamic,
+                          dynamic_input_shapes, dynamic_axes, meta)
+    big = model.ByteSize() > _BIG if external_data is None else external_data
+    _check(model, big)
+    if run_shape_inference and not big:
+        model = onnx.shape_inference.infer_shapes(model)
+    save_model(model, onnx_file_path, external_data=big)
+    if verbose:
+        print(f"exported {onnx_file_path} (opset {model.opset_import[0].version}, "
+              f"{len(model.graph.node)} nodes)")
+    return onnx_file_path
+
+
+def _check(model: Any, big: bool) -> None:
+    import onnx
+
+    try:
+        if big:
+            return  # the checker needs the model on disk; save_model checks the path form
+        onnx.checker.check_model(model, full_check=True)
+    except onnx.checker.ValidationError as exc:
+        raise ConversionError(f"the exported model fails onnx.checker: {exc}") from None
+    except Exception as exc:  # shape inference errors inside full_check
+        raise ConversionError(f"the exported model fails onnx.checker (full_check): "
+                              f"{type(exc).__name__}: {exc}") from None
+
+
+def save_model(model: Any, path: str, external_data: bool = False) -> None:
+    """Write ``model`` atomically; with ``external_data`` weights go to ``<file>.data`` beside
+    it (both files are written in a temp folder, then renamed into place)."""
+    import shutil
+    import tempfile
+
+    import onnx
+
+    from ..formats._atomic import atomic_open
+
+    if not external_data:
+        with atomic_open(path, "wb") as f:
+            f.write(model.SerializeToString())
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(path)
+    tmpdir = tempfile.mkdtemp(prefix=".tmp-onnx-", dir=folder)
+    try:
+        onnx.save_model(model, os.path.join(tmpdir, base), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=base + ".data",
+                        size_threshold=1024)
+        onnx.checker.check_model(os.path.join(tmpdir, base))
+        os.replace(os.path.join(tmpdir, base + ".data"), os.path.join(folder, base + ".data"))
+        os.replace(os.path.join(tmpdir, base), os.path.abspath(path))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)

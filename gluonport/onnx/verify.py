@@ -1,0 +1,137 @@
+"""Numeric verification of a conversion: the numpy executor vs onnxruntime, same inputs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import ValidationError
+from ..executor import GraphPlan
+from ..symbol import Symbol
+from ..symbol import load as sym_load
+from .export import _Graph, _load_params, label_inputs
+
+__all__ = ["verify", "VerifyReport", "OutputError", "random_inputs"]
+
+
+@dataclass
+class OutputError:
+    """Error of one output: max absolute, max relative (``|a-b| / (atol + rtol*|b|)`` scale)."""
+
+    name: str
+    shape: tuple
+    max_abs: float
+    max_rel: float
+    ok: bool
+
+
+@dataclass
+class VerifyReport:
+    """Per-output errors; ``ok`` when every output is within tolerance."""
+
+    outputs: list[OutputError] = field(default_factory=list)
+    rtol: float = 1e-4
+    atol: float = 1e-5
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outputs)
+
+    @property
+    def max_abs(self) -> float:
+        return max((o.max_abs for o in self.outputs), default=0.0)
+
+    def table(self) -> str:
+        rows = [f"{'output':<40} {'shape':<20} {'max abs':>10} {'max rel':>10}  ok"]
+        rows += [f"{o.name:<40} {str(o.shape):<20} {o.max_abs:>10.3g} {o.max_rel:>10.3g}  "
+                 f"{'yes' if o.ok else 'NO'}" for o in self.outputs]
+        return "\n".join(rows)
+
+    def raise_if_failed(self) -> None:
+        if not self.ok:
+            raise ValidationError("outputs differ beyond tolerance (rtol="
+                                  f"{self.rtol}, atol={self.atol}):\n{self.table()}")
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float
+            ) -> OutputError:
+    """Max errors of ``got`` against ``want`` (NaNs must match)."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return OutputError(name, want.shape, float("inf"), float("inf"), False)
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    nan_ok = bool(np.array_equal(np.isnan(g), np.isnan(w)))
+    diff = np.abs(np.where(np.isnan(g), 0, g) - np.where(np.isnan(w), 0, w))
+    max_abs = float(diff.max()) if diff.size else 0.0
+    rel = diff / (np.abs(w) + 1e-12)
+    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
+    ok = nan_ok and bool(np.all(diff <= atol + rtol * np.abs(np.nan_to_num(w))))
+    return OutputError(name, want.shape, max_abs, max_rel, ok)
+
+
+def random_inputs(shapes: Mapping[str, tuple], types: Mapping[str, Any], seed: int = 0
+                  ) -> dict[str, np.ndarray]:
+    """Uniform [-1, 1) floats, small non-negative ints (valid as indices), per input."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, shape in shapes.items():
+        dt = np.dtype(dtypes.to_numpy(types.get(name, np.float32)))
+        if dt.kind == "f":
+            out[name] = rng.uniform(-1, 1, shape).astype(dt)
+        elif dt.kind == "b":
+            out[name] = rng.integers(0, 2, shape).astype(dt)
+        else:
+            out[name] = rng.integers(0, 4, shape).astype(dt)
+    return out
+
+
+def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | None = None,
+           in_shapes: Any = None, in_types: Any = np.float32, rtol: float = 1e-4,
+           atol: float = 1e-5, seed: int = 0, providers: list | None = None) -> VerifyReport:
+    """Run the MXNet graph on the numpy executor and the ONNX model on onnxruntime with the
+    same inputs; report the max abs/rel error per output.
+
+    ``inputs`` maps input names to arrays; otherwise random inputs of ``in_shapes`` are made.
+    """
+    import onnxruntime as ort
+
+    if isinstance(sym, (str, os.PathLike)):
+        sym = sym_load(os.fspath(sym))
+    pvals = _load_params(params)
+    if inputs is not None:
+        feed = {k: np.asarray(v._data if hasattr(v, "_data") else v) for k, v in inputs.items()}
+        in_shapes = {k: v.shape for k, v in feed.items()}
+        in_types = {k: v.dtype for k, v in feed.items()}
+    g = _Graph(sym, pvals, in_shapes, in_types, {})
+    if inputs is None:
+        feed = random_inputs(g.shapes0, g.types0, seed)
+    want = _run_numpy(sym, pvals, feed, g)
+    model = onnx_model if isinstance(onnx_model, (str, os.PathLike)) else \
+        onnx_model.SerializeToString()
+    sess = ort.InferenceSession(model, providers=providers or ["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    got = sess.run(None, {k: feed[k] for k in names})
+    report = VerifyReport(rtol=rtol, atol=atol)
+    out_names = sym.list_outputs()
+    for name, w, o in zip(out_names, want, got):
+        report.outputs.append(compare(name, o, w, rtol, atol))
+    return report
+
+
+def _run_numpy(sym: Symbol, pvals: dict, feed: dict, g: _Graph) -> list[np.ndarray]:
+    full = dict(pvals)
+    full.update(feed)
+    labels = label_inputs(g.order)
+    shapes = g.shapes
+    for node in g.order:
+        if node.op is None and node.name in labels and node.name not in full:
+            s = shapes.get((id(node), 0)) or (1,)
+            full[node.name] = np.zeros(tuple(d or 1 for d in s), np.float32)
+    return GraphPlan(sym).run(full)

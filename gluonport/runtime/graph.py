@@ -1,0 +1,111 @@
+"""Run an MXNet graph on onnxruntime: export it on first use, per input signature.
+
+This is the fast path behind hybridized blocks, ``SymbolBlock`` and ``gluonport.load``. The
+graph is exported with the parameters as initializers (so onnxruntime can fold and pre-pack
+them) and a dynamic batch axis, so one session serves every batch size; a graph whose export
+needs static shapes (or ``static_shape=True``) gets one model per input shape instead. When a
+parameter changes (``set_data``, ``load_parameters``), the model is exported again.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..context import Context, current_context
+from ..errors import ConversionError
+from ..symbol._graph import topo_order
+from .ort import OrtRunner, RuntimeOptions
+
+__all__ = ["OnnxGraph", "graph_exports"]
+
+
+def graph_exports(symbol: Any, opset: int | None = None) -> bool:
+    """Whether every op of ``symbol`` has an ONNX converter at ``opset`` (default opset)."""
+    from ..onnx.export import get_converter
+    from ..onnx.opset import check_opset
+
+    opset = check_opset(opset)
+    return all(node.op is None or get_converter(node, opset) is not None
+               for node in topo_order(n for n, _ in symbol._outputs))
+
+
+class OnnxGraph:
+    """An MXNet Symbol run on onnxruntime.
+
+    Parameters
+    ----------
+    symbol:
+        The graph.
+    data_names:
+        Its data inputs, in call order (everything else is a parameter or a label input).
+    get_params:
+        Returns ``(version, {name: numpy array})`` of the current parameter values; a new
+        version re-exports the model.
+    ctx, options:
+        Where and how onnxruntime runs (see :class:`RuntimeOptions`).
+    """
+
+    def __init__(self, symbol: Any, data_names: Sequence[str],
+                 get_params: Callable[[], tuple[Any, Mapping[str, np.ndarray]]],
+                 ctx: Context | None = None, options: RuntimeOptions | None = None,
+                 opset: int | None = None):
+        self.symbol = symbol
+        self.data_names = list(data_names)
+        self.get_params = get_params
+        self.ctx = ctx or current_context()
+        self.options = options or RuntimeOptions()
+        self.opset = opset
+        self._runners: dict[tuple, OrtRunner] = {}
+        self._version: Any = None
+        self._dynamic_ok = not self.options.static_shape
+        self._lock = threading.Lock()
+
+    def _key(self, arrays: Sequence[np.ndarray]) -> tuple:
+        if self._dynamic_ok:
+            return tuple((a.dtype.str, a.ndim, a.shape[1:]) for a in arrays)
+        return tuple((a.dtype.str, a.shape) for a in arrays)
+
+    def _export(self, arrays: Sequence[np.ndarray], params: Mapping[str, np.ndarray]) -> Any:
+        from ..onnx.export import export_symbol
+
+        shapes = {n: a.shape for n, a in zip(self.data_names, arrays)}
+        types = {n: a.dtype for n, a in zip(self.data_names, arrays)}
+        if self._dynamic_ok and all(a.ndim > 0 for a in arrays):
+            axes = {n: {0: "batch"} for n in self.data_names}
+            try:
+                return export_symbol(self.symbol, params, shapes, types, self.opset,
+                                     dynamic_axes=axes)
+            except ConversionError as exc:
+                warnings.warn(f"exporting with a dynamic batch axis failed ({exc}); using "
+                              "one model per input shape", stacklevel=4)
+                self._dynamic_ok = False
+        return export_symbol(self.symbol, params, shapes, types, self.opset)
+
+    def _runner(self, arrays: Sequence[np.ndarray]) -> OrtRunner:
+        version, params = self.get_params()
+        with self._lock:
+            if version != self._version:
+                self._runners.clear()
+                self._version = version
+            key = self._key(arrays)
+            runner = self._runners.get(key)
+            if runner is None:
+                model = self._export(arrays, params)
+                runner = OrtRunner(model, self.ctx, self.options)
+                self._runners[self._key(arrays)] = runner
+            return runner
+
+    def __call__(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run on data arrays given in ``data_names`` order; returns numpy outputs."""
+        runner = self._runner(arrays)
+        feed = {n: a for n, a in zip(self.data_names, arrays) if n in runner.input_names}
+        return runner.run(feed)
+
+    @property
+    def providers(self) -> list[str]:
+        return next(iter(self._runners.values())).providers if self._runners else []

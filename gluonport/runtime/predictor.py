@@ -1,0 +1,169 @@
+"""``gluonport.load``: load a model once, call it many times (serving code's entry point)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._modelpath import ModelFiles, resolve_model
+from ..context import Context, cpu
+from ..errors import GluonportError
+from ..ndarray import NDArray
+from .ort import OrtRunner, RuntimeOptions
+
+__all__ = ["load", "Predictor"]
+
+
+def _plain(x: Any) -> np.ndarray:
+    if isinstance(x, NDArray):
+        return x._data
+    return np.asarray(x)
+
+
+class Predictor:
+    """A loaded model: ``predictor(x)`` or ``predictor(data=x)`` returns the outputs.
+
+    Outputs are numpy arrays (``as_ndarray=True`` gives NDArrays), one array for a
+    single-output model, else a list. Calls are thread-safe.
+    """
+
+    def __init__(self, run: Any, input_names: list[str], input_shapes: dict[str, Any],
+                 output_names: list[str], backend: str, ctx: Context, as_ndarray: bool,
+                 providers: Any):
+        self._run = run
+        self.input_names = input_names
+        self.input_shapes = input_shapes
+        self.output_names = output_names
+        self.backend = backend
+        self.ctx = ctx
+        self.as_ndarray = as_ndarray
+        self._providers = providers
+
+    @property
+    def providers(self) -> list[str]:
+        """onnxruntime providers in use (``[]`` on the numpy backend)."""
+        return self._providers() if callable(self._providers) else list(self._providers)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if args and kwargs:
+            raise GluonportError("pass inputs positionally or by name, not both")
+        if args:
+            if len(args) != len(self.input_names):
+                raise GluonportError(f"{len(args)} inputs given; the model takes "
+                                     f"{len(self.input_names)}: {self.input_names}")
+            feed = dict(zip(self.input_names, args))
+        else:
+            missing = [n for n in self.input_names if n not in kwargs]
+            extra = [n for n in kwargs if n not in self.input_names]
+            if missing or extra:
+                raise GluonportError(f"inputs {self.input_names} expected; missing {missing}, "
+                                     f"unknown {extra}")
+            feed = kwargs
+        outs = self._run([_plain(feed[n]) for n in self.input_names])
+        if self.as_ndarray:
+            outs = [NDArray(np.asarray(o), self.ctx) for o in outs]
+        return outs[0] if len(outs) == 1 else list(outs)
+
+    def __repr__(self) -> str:
+        return (f"<Predictor {self.backend} on {self.ctx}: inputs {self.input_names} -> "
+                f"outputs {self.output_names}>")
+
+
+def _from_onnx(files: ModelFiles, ctx: Context, backend: str | None, options: RuntimeOptions,
+               as_ndarray: bool) -> Predictor:
+    if backend == "numpy":
+        from ..onnx.importer import import_model
+
+        sym, arg, aux = import_model(files.onnx_file)
+        params = {**arg, **aux}
+        return _from_symbol(sym, params, None, ctx, "numpy", options, as_ndarray)
+    runner = OrtRunner(files.onnx_file, ctx, options)
+    return Predictor(lambda arrays: runner.run(arrays), runner.input_names, runner.input_shapes,
+                     runner.output_names, "onnxruntime", ctx, as_ndarray,
+                     lambda: runner.providers)
+
+
+def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str] | None,
+                 ctx: Context, backend: str | None, options: RuntimeOptions,
+                 as_ndarray: bool) -> Predictor:
+    from ..executor import GraphPlan
+    from ..onnx.export import label_inputs
+    from ..symbol._graph import topo_order
+    from ..symbol._infer import var_shape_attr
+    from .graph import OnnxGraph, graph_exports
+
+    pvals = {k: _plain(v) for k, v in params.items()}
+    order = topo_order(n for n, _ in sym._outputs)
+    labels = label_inputs(order)
+    data = list(input_names) if input_names else [
+        n.name for n in order if n.op is None and n.name not in pvals and n.name not in labels]
+    unknown = [n for n in data if n not in sym.list_inputs()]
+    if unknown:
+        raise GluonportError(f"input(s) {unknown} are not in the graph; its inputs are "
+                             f"{sym.list_inputs()}")
+    shapes = {n.name: var_shape_attr(n) for n in order if n.op is None and n.name in data}
+    if backend is None:
+        backend = "onnxruntime" if graph_exports(sym) else "numpy"
+    if backend == "onnxruntime":
+        graph = OnnxGraph(sym, data, lambda: (0, pvals), ctx, options)
+        run = graph
+        providers: Any = lambda: graph.providers  # noqa: E731
+    elif backend == "numpy":
+        if ctx.device_type == "gpu":
+            raise GluonportError("the numpy backend runs on the CPU only; use ctx=cpu() or "
+                                 "backend='onnxruntime'")
+        plan = GraphPlan(sym)
+        label_zeros = {n: np.zeros((1,), np.float32) for n in labels if n not in pvals}
+
+        def run(arrays):
+            feed = dict(pvals)
+            feed.update(label_zeros)
+            feed.update(zip(data, arrays))
+            return plan.run(feed)
+
+        providers = []
+    else:
+        raise GluonportError(f"unknown backend {backend!r}; use 'onnxruntime' or 'numpy'")
+    return Predictor(run, data, shapes, sym.list_outputs(), backend, ctx, as_ndarray, providers)
+
+
+def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Context | None = None,
+         input_names: Sequence[str] | None = None, backend: str | None = None, *,
+         params: str | None = None, options: RuntimeOptions | None = None,
+         as_ndarray: bool = False) -> Predictor:
+    """Load a model for inference.
+
+    Parameters
+    ----------
+    path_or_prefix:
+        A ``.onnx`` file, a ``*-symbol.json`` file (params: ``PREFIX-NNNN.params``, the newest
+        unless ``epoch`` or ``params`` says), or a ``PREFIX``.
+    ctx:
+        ``cpu()`` (default) or ``gpu(i)`` (onnxruntime's CUDA provider; an error if unusable).
+    backend:
+        ``"onnxruntime"``, ``"numpy"``, or ``None``: onnxruntime when every op exports.
+    as_ndarray:
+        Return NDArrays instead of numpy arrays.
+
+    >>> import gluonport
+    >>> model = gluonport.load("sample_models/mlp")             # doctest: +SKIP
+    >>> y = model(np.zeros((4, 10), np.float32))                # doctest: +SKIP
+    """
+    ctx = ctx or cpu()
+    options = options or RuntimeOptions()
+    files = resolve_model(os.fspath(path_or_prefix), params, epoch)
+    if files.kind == "onnx":
+        return _from_onnx(files, ctx, backend, options, as_ndarray)
+    from ..model import split_params
+    from ..ndarray import load as nd_load
+    from ..symbol import load as sym_load
+
+    sym = sym_load(files.symbol_file)
+    loaded = nd_load(files.params_file) if files.params_file else {}
+    if isinstance(loaded, dict) and any(k.startswith(("arg:", "aux:")) for k in loaded):
+        arg, aux = split_params(loaded, files.params_file)
+        loaded = {**arg, **aux}
+    return _from_symbol(sym, loaded, input_names, ctx, backend, options, as_ndarray)
