@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     indexing,
     init,
     linalg,
+    multibox,
     nn,
     norm,
     output,

@@ -1,15 +1,17 @@
-"""Bounding-box operators of MXNet's contrib namespace: NMS, IoU, matching, box coding, SSD.
+"""Bounding-box operators of MXNet's contrib namespace: NMS, IoU, matching, box coding.
 
-Semantics are MXNet 1.9.1's CPU kernels (``src/operator/contrib/bounding_box-inl.h``,
-``multibox_prior.cc``, ``multibox_detection.cc``), quirks included, because exported GluonCV
-detectors (YOLOv3, SSD, CenterNet, Faster R-CNN) depend on them:
+Semantics are MXNet 1.9.1's CPU kernels (``src/operator/contrib/bounding_box-inl.h``), quirks
+included, because exported GluonCV detectors (YOLOv3, SSD, CenterNet, Faster R-CNN) depend on
+them:
 
 * every sort is *stable* (ties keep input order), as MXNet's ``std::stable_sort``;
 * ``box_nms`` keeps the input row layout, writes suppressed rows as ``-1`` (whole row), applies
   ``valid_thresh``/``background_id`` before ``topk``, and converts the output format only for
   rows whose first coordinate is ``>= 0``;
-* ``MultiBoxDetection`` marks suppressed rows by their class id only (``-1``), keeps scores and
-  boxes, and always treats class 0 as background on CPU.
+* ``bipartite_matching`` with ``topk=k`` keeps ``k + 1`` matches (it checks after assigning).
+
+The SSD ops (``MultiBox*``) live in ``multibox.py``; this module also holds the helpers the
+detection-family modules share (greedy NMS, shape-checked registration, float32-only rule).
 
 Greedy suppression loops over the boxes it *keeps* (each step vectorized over the rest), never
 over every pair.
@@ -22,12 +24,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Float, FloatTuple, Int
+from ..attrs import Bool, Enum, Float, Int
 from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
 from .registry import OpDef, register
 
-__all__ = ["corner_boxes", "float32_only", "greedy_nms", "op_def", "require_float32",
+__all__ = ["as_f32", "corner_boxes", "float32_only", "greedy_nms", "op_def", "require_float32",
            "shape_checked"]
 
 _FORMATS = ("corner", "center")
@@ -116,12 +118,12 @@ def float32_only(op: str, n_out: int = 1) -> Callable:
     return rule
 
 
-def _as_f32(value: float) -> np.float32:
+def as_f32(value: float) -> np.float32:
     """An attribute stored as C++ ``float`` (thresholds compare at float precision)."""
     return np.float32(value)
 
 
-def _last_dim(shape, n: int, what: str, op: str) -> None:
+def last_dim(shape, n: int, what: str, op: str) -> None:
     if shape is not None and len(shape) >= 1 and shape[-1] not in (0, n):
         raise ShapeError(f"{op}: last dimension of {what} must be {n}, got shape {fmt(shape)}")
 
@@ -182,7 +184,7 @@ def _nms_one(p, x: np.ndarray, cand: np.ndarray) -> np.ndarray:
     areas = _box_area(boxes, p.in_format)
     x1, y1, x2, y2 = corner_boxes(boxes, p.in_format)
     ids = x[cand, p.id_index].astype(np.int64) if p.id_index >= 0 else None
-    thresh = _as_f32(p.overlap_thresh)
+    thresh = as_f32(p.overlap_thresh)
     zero = np.zeros((), dtype=boxes.dtype)
 
     def suppress(i, js):
@@ -241,7 +243,7 @@ def _iou_shape(p, in_shapes):
     lhs, rhs = in_shapes
     for s, what in ((lhs, "lhs"), (rhs, "rhs")):
         _min_ndim(s, 2, what, "box_iou")
-        _last_dim(s, 4, what, "box_iou")
+        last_dim(s, 4, what, "box_iou")
     if lhs is None or rhs is None:
         return in_shapes, [None]
     return in_shapes, [tuple(lhs[:-1]) + tuple(rhs[:-1])]
@@ -277,7 +279,7 @@ def _match_one(p, scores: np.ndarray, rows: int, cols: int):
     flat = scores.reshape(-1)
     order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
     r_of, c_of, s = order // cols, order % cols, flat[order]
-    thresh = _as_f32(p.threshold)
+    thresh = as_f32(p.threshold)
     row_mark = np.full(rows, -1, dtype=scores.dtype)
     col_mark = np.full(cols, -1, dtype=scores.dtype)
     free = np.ones(order.size, dtype=bool)
@@ -325,7 +327,7 @@ def _encode_shape(p, in_shapes):
     _min_ndim(matches, 2, "matches", "box_encode")
     for s, what in ((anchors, "anchors"), (refs, "refs")):
         _min_ndim(s, 3, what, "box_encode")
-        _last_dim(s, 4, what, "box_encode")
+        last_dim(s, 4, what, "box_encode")
     if anchors is not None and samples is not None:
         merge(samples, tuple(anchors[:2]), "box_encode samples vs anchors: ")
         if matches is not None:
@@ -375,9 +377,9 @@ def _decode_shape(p, in_shapes):
     data, anchors = in_shapes
     if data is not None and len(data) != 3:
         raise ShapeError(f"box_decode: data must be 3-d (batch, N, 4), got shape {fmt(data)}")
-    _last_dim(data, 4, "data", "box_decode")
+    last_dim(data, 4, "data", "box_decode")
     _min_ndim(anchors, 3, "anchors", "box_decode")
-    _last_dim(anchors, 4, "anchors", "box_decode")
+    last_dim(anchors, 4, "anchors", "box_decode")
     return in_shapes, [None if data is None else tuple(data)]
 
 
@@ -411,174 +413,3 @@ op_def(
             "clip": Float(-1.0), "format": Enum(_FORMATS, "center")},
     compute=_box_decode, inputs=("data", "anchors"), infer_shape=_decode_shape,
     doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.")
-
-
-# --- MultiBoxPrior ---------------------------------------------------------------------------
-def _prior_check(p) -> None:
-    bad = []
-    if not p.sizes or not p.ratios:
-        bad.append("sizes and ratios must not be empty")
-    if len(p.steps) != 2 or len(p.offsets) != 2:
-        bad.append("steps and offsets must have 2 elements (y, x)")
-    elif not all(0.0 <= o <= 1.0 for o in p.offsets):
-        bad.append(f"offsets {p.offsets} must lie in [0, 1]")
-    elif p.steps[0] * p.steps[1] < 0:
-        bad.append(f"steps {p.steps}: give both step_y and step_x, or neither")
-    if bad:
-        raise OpAttributeError("MultiBoxPrior: " + "; ".join(bad))
-
-
-def _prior_shape(p, in_shapes):
-    _prior_check(p)
-    data = in_shapes[0]
-    if data is None:
-        return in_shapes, [None]
-    if len(data) < 4:
-        raise ShapeError(f"MultiBoxPrior: data must be 4-d (batch, channel, y, x), got "
-                         f"shape {fmt(data)}")
-    num = data[2] * data[3] * (len(p.sizes) + len(p.ratios) - 1)
-    return in_shapes, [(1, num, 4)]
-
-
-def _prior_half_sizes(p, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Half width/height of each anchor per location, in float32 as MXNet computes them."""
-    f = np.float32
-    pairs = [(f(s), np.sqrt(f(p.ratios[0]))) for s in p.sizes]
-    pairs += [(f(p.sizes[0]), np.sqrt(f(r))) for r in p.ratios[1:]]
-    half_w = np.array([s * f(height) / f(width) * r / f(2) for s, r in pairs], dtype=f)
-    half_h = np.array([s / r / f(2) for s, r in pairs], dtype=f)
-    return half_w, half_h
-
-
-def _multibox_prior(p, data):
-    require_float32("MultiBoxPrior", data)
-    _prior_check(p)
-    height, width = data.shape[2], data.shape[3]
-    f = np.float32
-    step_y, step_x = f(p.steps[0]), f(p.steps[1])
-    if step_y <= 0 or step_x <= 0:
-        step_y, step_x = f(1) / f(height), f(1) / f(width)
-    cy = (np.arange(height, dtype=f) + f(p.offsets[0])) * step_y
-    cx = (np.arange(width, dtype=f) + f(p.offsets[1])) * step_x
-    half_w, half_h = _prior_half_sizes(p, height, width)
-    cx, cy = cx[None, :, None], cy[:, None, None]
-    out = np.stack(np.broadcast_arrays(cx - half_w, cy - half_h, cx + half_w, cy + half_h), -1)
-    if p.clip:
-        out = np.clip(out, f(0), f(1))
-    return out.reshape(1, -1, 4).astype(data.dtype)
-
-
-op_def(
-    "_contrib_MultiBoxPrior",
-    params={"sizes": FloatTuple((1.0,)), "ratios": FloatTuple((1.0,)), "clip": Bool(False),
-            "steps": FloatTuple((-1.0, -1.0)), "offsets": FloatTuple((0.5, 0.5))},
-    compute=_multibox_prior, infer_shape=_prior_shape,
-    infer_type=float32_only("MultiBoxPrior"), aliases=("_npx_multibox_prior",),
-    doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.")
-
-
-# --- MultiBoxDetection -----------------------------------------------------------------------
-def _detection_shape(p, in_shapes):
-    cls, loc, anchor = in_shapes
-    for s, nd, what in ((cls, 3, "cls_prob"), (loc, 2, "loc_pred"), (anchor, 3, "anchor")):
-        if s is not None and len(s) != nd:
-            raise ShapeError(f"MultiBoxDetection: {what} must be {nd}-d, got shape {fmt(s)}")
-    _last_dim(anchor, 4, "anchor", "MultiBoxDetection")
-    if cls is None or anchor is None:
-        return in_shapes, [None]
-    if cls[2] and anchor[1] and cls[2] != anchor[1]:
-        raise ShapeError(f"MultiBoxDetection: cls_prob {fmt(cls)} and anchor {fmt(anchor)} "
-                         "disagree on the number of anchors")
-    loc = merge(loc, (cls[0], cls[2] * 4), "MultiBoxDetection loc_pred: ")
-    return [cls, loc, anchor], [(cls[0], anchor[1], 6)]
-
-
-def _decode_ssd(p, loc: np.ndarray, anchors: np.ndarray) -> np.ndarray:
-    """MXNet's ``TransformLocations``: center-size decoding with variances, optional clip."""
-    f = np.float32
-    dt = loc.dtype
-    al, at, ar, ab = (anchors[:, k] for k in range(4))
-    aw, ah = ar - al, ab - at
-    ax, ay = (al + ar) / f(2), (at + ab) / f(2)
-    vx, vy, vw, vh = (f(v) for v in p.variances)
-    ox = loc[..., 0] * vx * aw + ax
-    oy = loc[..., 1] * vy * ah + ay
-    ow = np.exp(loc[..., 2] * vw) * aw / f(2)
-    oh = np.exp(loc[..., 3] * vh) * ah / f(2)
-    out = np.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1)
-    if p.clip:
-        out = np.clip(out, 0, 1)
-    return out.astype(dt, copy=False)
-
-
-def _ssd_overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """MXNet's ``CalculateOverlap`` for SSD (no clipping of negative areas; 0 if union <= 0)."""
-    zero = np.zeros((), a.dtype)
-    w = np.maximum(zero, np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]))
-    h = np.maximum(zero, np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]))
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union <= 0, zero, inter / union)
-
-
-def _best_class(cls_prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Best foreground class (1..C-1) per anchor, starting from score -1 / id 0 as MXNet."""
-    fg = cls_prob[:, 1:, :]
-    if fg.shape[1] == 0:
-        shape = (cls_prob.shape[0], cls_prob.shape[2])
-        return np.zeros(shape, np.int64), np.full(shape, -1, cls_prob.dtype)
-    best = fg.max(axis=1)
-    found = best > -1
-    ids = np.where(found, fg.argmax(axis=1) + 1, 0)
-    return ids, np.where(found, best, np.asarray(-1, cls_prob.dtype))
-
-
-def _detect_one(p, rows: np.ndarray, out: np.ndarray) -> None:
-    """Compact, sort, top-k and suppress one batch item's ``[id, score, box]`` rows."""
-    valid = rows[rows[:, 0] >= 0]
-    count = len(valid)
-    out[:count] = valid
-    if count < 1 or p.nms_threshold <= 0 or p.nms_threshold > 1:
-        return
-    order = np.argsort(-valid[:, 1], kind="stable")
-    nkeep = p.nms_topk if 0 < p.nms_topk < count else count
-    out[nkeep:count, 0] = -1  # rows past top-k keep their unsorted contents, MXNet's quirk
-    top = valid[order[:nkeep]]
-    thresh = _as_f32(p.nms_threshold)
-
-    def suppress(i, js):
-        hit = _ssd_overlap(top[i, 2:], top[js, 2:]) >= thresh
-        return hit if p.force_suppress else hit & (top[js, 0] == top[i, 0])
-
-    keep = greedy_nms(nkeep, suppress)
-    top[np.setdiff1d(np.arange(nkeep), keep), 0] = -1
-    out[:nkeep] = top
-
-
-def _multibox_detection(p, cls_prob, loc_pred, anchor):
-    require_float32("MultiBoxDetection", cls_prob, loc_pred, anchor)
-    if len(p.variances) != 4:
-        raise OpAttributeError(f"MultiBoxDetection: variances must have 4 elements, got "
-                               f"{p.variances}")
-    batch, _, num = cls_prob.shape
-    dt = cls_prob.dtype
-    ids, scores = _best_class(cls_prob)
-    ids = np.where((ids > 0) & (scores < _as_f32(p.threshold)), 0, ids)
-    boxes = _decode_ssd(p, loc_pred.reshape(batch, num, 4), anchor.reshape(num, 4))
-    rows = np.concatenate([(ids - 1)[..., None].astype(dt), scores[..., None], boxes], -1)
-    out = np.full((batch, num, 6), -1, dtype=dt)
-    for b in range(batch):
-        _detect_one(p, rows[b], out[b])
-    return out
-
-
-op_def(
-    "_contrib_MultiBoxDetection",
-    params={"clip": Bool(True), "threshold": Float(0.01), "background_id": Int(0),
-            "nms_threshold": Float(0.5), "force_suppress": Bool(False),
-            "variances": FloatTuple((0.1, 0.1, 0.2, 0.2)), "nms_topk": Int(-1)},
-    compute=_multibox_detection, inputs=("cls_prob", "loc_pred", "anchor"),
-    infer_shape=_detection_shape, infer_type=float32_only("MultiBoxDetection"),
-    aliases=("_npx_multibox_detection",),
-    doc="SSD detection output ``(B, A, 6)`` rows ``[id, score, xmin, ymin, xmax, ymax]``.")

@@ -52,3 +52,41 @@ CASES = [
      "inputs": [{"shape": (2, 3, 6, 7)}, AFFINE],
      "attrs": {"transform_type": "affine", "sampler_type": "bilinear", "target_shape": (4, 5)}},
 ]
+
+# deformable convolution: data (2, 4, 6, 7); offsets push samples across the border
+DCN_DATA = {"shape": (2, 4, 6, 7)}
+DCN_W = {"shape": (3, 4, 3, 3), "low": -0.5, "high": 0.5}
+DCN_B = {"shape": (3,)}
+
+
+def _offset(channels, h, w):
+    return {"shape": (2, channels, h, w), "low": -1.7, "high": 1.7}
+
+
+MASK9 = {"shape": (2, 9, 6, 7), "low": 0, "high": 1}
+
+CASES += [
+    {"name": "dcn", "op": "_contrib_DeformableConvolution",
+     "inputs": [DCN_DATA, _offset(18, 6, 7), DCN_W, DCN_B],
+     "attrs": {"kernel": (3, 3), "num_filter": 3, "pad": (1, 1)}, "rtol": 1e-4, "atol": 1e-5},
+    {"name": "dcn_stride_dilate_no_bias", "op": "_contrib_DeformableConvolution",
+     "inputs": [DCN_DATA, _offset(18, 2, 3), DCN_W],
+     "attrs": {"kernel": (3, 3), "num_filter": 3, "stride": (2, 2), "dilate": (2, 2),
+               "pad": (1, 1), "no_bias": True}, "rtol": 1e-4, "atol": 1e-5},
+    {"name": "dcn_groups", "op": "_contrib_DeformableConvolution",
+     "inputs": [DCN_DATA, _offset(36, 4, 5), {"shape": (4, 2, 3, 3)}, {"shape": (4,)}],
+     "attrs": {"kernel": (3, 3), "num_filter": 4, "num_group": 2, "num_deformable_group": 2},
+     "rtol": 1e-4, "atol": 1e-5},
+    {"name": "dcn_float64", "op": "_contrib_DeformableConvolution",
+     "inputs": [dict(DCN_DATA, dtype="float64"), dict(_offset(8, 5, 8), dtype="float64"),
+                {"shape": (3, 4, 2, 2), "dtype": "float64"}, {"shape": (3,), "dtype": "float64"}],
+     "attrs": {"kernel": (2, 2), "num_filter": 3, "pad": (0, 1)}},
+    {"name": "mdcn", "op": "_contrib_ModulatedDeformableConvolution",
+     "inputs": [DCN_DATA, _offset(18, 6, 7), MASK9, DCN_W, DCN_B],
+     "attrs": {"kernel": (3, 3), "num_filter": 3, "pad": (1, 1)}, "rtol": 1e-4, "atol": 1e-5},
+    {"name": "mdcn_groups_no_bias", "op": "_contrib_ModulatedDeformableConvolution",
+     "inputs": [DCN_DATA, _offset(36, 4, 5), {"shape": (2, 18, 4, 5), "low": 0, "high": 1},
+                {"shape": (4, 2, 3, 3)}],
+     "attrs": {"kernel": (3, 3), "num_filter": 4, "num_group": 2, "num_deformable_group": 2,
+               "no_bias": True}, "rtol": 1e-4, "atol": 1e-5},
+]

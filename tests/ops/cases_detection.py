@@ -73,6 +73,13 @@ CLS = _ssd_cls(2, 4, 10, 13)
 LOC = np.round(np.random.RandomState(14).uniform(-1, 1, (2, 40)), 4)
 
 MB = {"shape": (1, 2, 4, 5)}
+TARGET_ANCHORS = _corners(16, 21, min_size=0.15, max_size=0.5)[None]
+_GT = _corners(5, 22, min_size=0.2, max_size=0.5)
+LABELS = np.full((3, 4, 5), -1.0)
+LABELS[0, :3] = np.concatenate([[[0], [2], [1]], _GT[:3]], axis=1)
+LABELS[1, :4] = np.concatenate([[[1], [0], [2], [1]], np.roll(_GT, 2, axis=0)[:4]], axis=1)
+LABELS = np.round(LABELS, 4)   # item 2 has no ground truth at all
+TARGET_CLS = np.round(np.random.RandomState(23).uniform(-2, 2, (3, 3, 16)), 4)
 F64 = "float64"
 
 CASES = [
@@ -166,6 +173,20 @@ CASES = [
      "inputs": [{"shape": (1, 1, 3, 2)}], "attrs": {"sizes": (0.4, 0.2)}},
     {"name": "prior_npx_alias", "op": "_npx_multibox_prior", "inputs": [MB],
      "attrs": {"sizes": (0.3,)}},
+    # --- MultiBoxTarget
+    {"name": "mbtarget_default", "op": "_contrib_MultiBoxTarget",
+     "inputs": [_v(TARGET_ANCHORS), _v(LABELS), _v(TARGET_CLS)]},
+    {"name": "mbtarget_mining", "op": "_contrib_MultiBoxTarget",
+     "inputs": [_v(TARGET_ANCHORS), _v(LABELS), _v(TARGET_CLS)],
+     "attrs": {"negative_mining_ratio": 2.0, "negative_mining_thresh": 0.4,
+               "overlap_threshold": 0.3, "ignore_label": -2}},
+    {"name": "mbtarget_greedy_only", "op": "_contrib_MultiBoxTarget",
+     "inputs": [_v(TARGET_ANCHORS), _v(LABELS), _v(TARGET_CLS)],
+     "attrs": {"overlap_threshold": 0.0, "negative_mining_ratio": 1.5,
+               "variances": (0.2, 0.2, 0.1, 0.1)}},
+    {"name": "mbtarget_npx_alias", "op": "_npx_multibox_target",
+     "inputs": [_v(TARGET_ANCHORS), _v(LABELS), _v(TARGET_CLS)],
+     "attrs": {"overlap_threshold": 0.6}},
     # --- MultiBoxDetection
     {"name": "mbdet_default", "op": "_contrib_MultiBoxDetection",
      "inputs": [_v(CLS), _v(LOC), _v(SSD_ANCHORS)]},

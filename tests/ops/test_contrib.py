@@ -85,3 +85,36 @@ def test_bilinear_sampler_batch_mismatch():
     s = _sym("BilinearSampler", ("data", "grid"), {"name": "bs"})
     with pytest.raises(ShapeError, match=r"bs.*\(2, 3, 4, 5\).*\(3, 2, 4, 4\)"):
         s.infer_shape(data=(2, 3, 4, 5), grid=(3, 2, 4, 4))
+
+
+def test_deformable_convolution_fills_parameters():
+    s = _sym("_contrib_DeformableConvolution", ("data", "offset", "weight", "bias"),
+             {"kernel": (3, 3), "num_filter": 8, "pad": (1, 1), "num_group": 2,
+              "num_deformable_group": 2})
+    args, outs, _ = s.infer_shape_partial(data=(2, 4, 6, 7))
+    assert args[1:] == [(2, 36, 6, 7), (8, 2, 3, 3), (8,)]
+    assert outs == [(2, 8, 6, 7)]
+    m = _sym("_contrib_ModulatedDeformableConvolution", ("data", "offset", "mask", "weight"),
+             {"kernel": (3, 3), "num_filter": 8, "no_bias": True})
+    args, outs, _ = m.infer_shape_partial(data=(2, 4, 6, 7))
+    assert args[1:] == [(2, 18, 4, 5), (2, 9, 4, 5), (8, 4, 3, 3)] and outs == [(2, 8, 4, 5)]
+
+
+def test_deformable_convolution_zero_offsets_is_convolution():
+    rng = np.random.RandomState(0)
+    x = rng.uniform(size=(1, 3, 5, 5)).astype(np.float32)
+    w = rng.uniform(size=(2, 3, 3, 3)).astype(np.float32)
+    out = invoke("_contrib_DeformableConvolution",
+                 [mx.nd.array(x), mx.nd.zeros((1, 18, 3, 3)), mx.nd.array(w)],
+                 {"kernel": (3, 3), "num_filter": 2, "no_bias": True}).asnumpy()
+    want = np.einsum("oikl,nihwkl->nohw", w, np.lib.stride_tricks.sliding_window_view(
+        x, (3, 3), axis=(2, 3)))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_deformable_convolution_rejects_3d_kernels():
+    with pytest.raises(OpAttributeError, match="only 2-d kernels"):
+        invoke("_contrib_DeformableConvolution",
+               [mx.nd.zeros((1, 1, 4, 4, 4)), mx.nd.zeros((1, 54, 2, 2, 2)),
+                mx.nd.zeros((1, 1, 3, 3, 3))],
+               {"kernel": (3, 3, 3), "num_filter": 1, "no_bias": True})

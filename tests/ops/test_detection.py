@@ -152,3 +152,17 @@ def test_box_nms_large_input_matches_textbook_nms():
     keep = _naive_nms(boxes, scores, 0.4)
     np.testing.assert_array_equal(out[:len(keep)], data[0, keep])
     assert np.all(out[len(keep):] == -1)
+
+
+def test_multibox_target_outputs_and_padding_check():
+    s = mx.sym.invoke("_contrib_MultiBoxTarget",
+                      [mx.sym.var("anchor"), mx.sym.var("label"), mx.sym.var("cls")],
+                      {"name": "tgt"})
+    assert s.list_outputs() == ["tgt_loc_target", "tgt_loc_mask", "tgt_cls_target"]
+    _, outs, _ = s.infer_shape(anchor=(1, 6, 4), label=(2, 3, 5), cls=(2, 4, 6))
+    assert outs == [(2, 24), (2, 24), (2, 6)]
+    label = np.array([[[0, 0.1, 0.1, 0.5, 0.5], [-1, 0.2, -1, -1, -1]]], np.float32)
+    anchors = np.array([[[0.1, 0.1, 0.4, 0.4], [0.5, 0.5, 0.9, 0.9]]], np.float32)
+    with pytest.raises(OpAttributeError, match="padding label row 1 must be all -1"):
+        invoke("_contrib_MultiBoxTarget", [mx.nd.array(anchors), mx.nd.array(label),
+                                           mx.nd.zeros((1, 2, 2))], {})
