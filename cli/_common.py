@@ -1,8 +1,12 @@
-"""Helpers shared by the CLI commands."""
+"""Helpers shared by the CLI commands: option parsing, model loading, input making."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import click
+import numpy as np
 
 MODEL_HELP = ("MODEL is a .onnx file, a *-symbol.json file (its params found as "
               "PREFIX-NNNN.params, or given with --params), or a PREFIX with --epoch.")
@@ -17,6 +21,58 @@ def model_options(fn):
     return fn
 
 
+def input_options(fn):
+    """--input NAME=FILE.npy and --input-shape NAME=D1,D2,... (both repeatable)."""
+    fn = click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=D1,D2,..",
+                      help="Shape of an input, e.g. data=1,3,224,224 (repeatable).")(fn)
+    fn = click.option("--input", "input_files", multiple=True, metavar="NAME=FILE.npy",
+                      help="An input array from a .npy file (repeatable).")(fn)
+    return fn
+
+
+def parse_shapes(values: tuple[str, ...], param: str = "--input-shape") -> dict[str, tuple]:
+    """``("data=1,3,224,224",)`` -> ``{"data": (1, 3, 224, 224)}``; bad syntax is a usage
+    error (exit 2)."""
+    out: dict[str, tuple] = {}
+    for text in values:
+        m = re.fullmatch(r"\s*([^=\s]+)\s*=\s*\(?\s*(\d+(?:\s*[,x]\s*\d+)*)\s*\)?\s*", text)
+        if not m:
+            raise click.BadParameter(f"{text!r} is not NAME=D1,D2,... (e.g. data=1,3,224,224)",
+                                     param_hint=param)
+        out[m.group(1)] = tuple(int(d) for d in re.split(r"\s*[,x]\s*", m.group(2)))
+    return out
+
+
+def parse_inputs(values: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``("data=x.npy",)`` -> ``{"data": array}``."""
+    from gluonport.errors import FormatError
+
+    out: dict[str, np.ndarray] = {}
+    for text in values:
+        name, sep, path = text.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"{text!r} is not NAME=FILE.npy", param_hint="--input")
+        try:
+            out[name] = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such input file") from None
+        except (ValueError, OSError) as exc:
+            raise FormatError(f"{path}: not a .npy array ({exc})") from None
+    return out
+
+
+def parse_device(text: str) -> Any:
+    """``cpu``, ``cuda:0``, ``gpu:1``, ``gpu(1)`` -> a Context."""
+    import gluonport as mx
+
+    m = re.fullmatch(r"\s*(cpu|cuda|gpu)\s*(?:[:(]\s*(\d+)\s*\)?)?\s*", text.lower())
+    if not m:
+        raise click.BadParameter(f"{text!r} is not cpu, cuda:N or gpu:N",
+                                 param_hint="--device")
+    index = int(m.group(2) or 0)
+    return mx.cpu(index) if m.group(1) == "cpu" else mx.gpu(index)
+
+
 def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
@@ -24,3 +80,30 @@ def human_bytes(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{n} B"
+
+
+def echo(ctx: click.Context, text: str) -> None:
+    """Print unless --quiet."""
+    if not (ctx.obj or {}).get("quiet"):
+        click.echo(text)
+
+
+def load_mxnet(model: str, params_file: str | None, epoch: int | None):
+    """``(files, symbol, params dict)`` of an MXNet model (arg:/aux: prefixes stripped)."""
+    from gluonport._modelpath import resolve_model
+    from gluonport.model import split_params
+    from gluonport.ndarray import load as nd_load
+    from gluonport.symbol import load as sym_load
+
+    files = resolve_model(model, params_file, epoch)
+    sym = sym_load(files.symbol_file)
+    params: dict = {}
+    if files.params_file:
+        loaded = nd_load(files.params_file)
+        if isinstance(loaded, dict):
+            if any(":" in k for k in loaded):
+                arg, aux = split_params(loaded, files.params_file)
+                params = {**arg, **aux}
+            else:
+                params = loaded
+    return files, sym, params

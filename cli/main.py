@@ -41,13 +41,21 @@ class GluonportGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (GluonportError, OSError) as exc:
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except (GluonportError, OSError) as exc:  # user-caused: one line, no traceback
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             message = str(exc) if isinstance(exc, GluonportError) else \
                 f"{getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}"
             click.echo(f"Error: {message}", err=True)
             sys.exit(exit_code_for(exc))
+        except Exception as exc:  # a gluonport bug: still one line unless --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"Error: internal error: {type(exc).__name__}: {exc}. Rerun with --debug "
+                       "for the traceback and please report it.", err=True)
+            sys.exit(EXIT_OTHER)
 
 
 @click.group(cls=GluonportGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,7 +69,14 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     \b
     Examples:
       gluonport inspect sample_models/lenet_bn-symbol.json
+      gluonport convert sample_models/lenet_bn -o lenet.onnx --dynamic-batch
+      gluonport validate sample_models/lenet_bn lenet.onnx --input-shape data=2,1,28,28
+      gluonport run lenet.onnx --input data=sample_models/lenet_bn-input.npy
       gluonport quickstart sample_models/lenet_bn
+
+    \b
+    Exit codes: 0 ok, 1 validation mismatch, 2 usage, 3 input/format error,
+    4 unsupported op, 5 other error.
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
@@ -69,10 +84,11 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
 
 
 def _register() -> None:
-    from . import inspect_cmd, quickstart
+    from . import bench, convert, export_cmd, inspect_cmd, quickstart, run_cmd, validate
 
-    cli.add_command(inspect_cmd.inspect)
-    cli.add_command(quickstart.quickstart)
+    for command in (export_cmd.export, convert.convert, inspect_cmd.inspect, run_cmd.run,
+                    validate.validate, bench.bench, quickstart.quickstart):
+        cli.add_command(command)
 
 
 _register()

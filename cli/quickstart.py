@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 
 import click
@@ -16,37 +17,58 @@ from gluonport.summary import summarize
 @click.argument("prefix", default="sample_models/lenet_bn")
 @click.option("--rtol", default=1e-4, show_default=True, help="Relative tolerance.")
 @click.option("--atol", default=1e-5, show_default=True, help="Absolute tolerance.")
-def quickstart(prefix: str, rtol: float, atol: float) -> None:
-    """Load a sample model, run it, and compare with MXNet 1.9.1's recorded output.
+@click.option("-o", "--output", "onnx_file", default=None,
+              help="Where to write the ONNX file (default: a temporary folder).")
+def quickstart(prefix: str, rtol: float, atol: float, onnx_file: str | None) -> None:
+    """Convert a sample MXNet model to ONNX, validate it, run it, and compare with MXNet.
 
     PREFIX names PREFIX-symbol.json, PREFIX-0000.params, PREFIX-input.npy and
-    PREFIX-output.npy (see sample_models/make_samples.py).
+    PREFIX-output.npy (MXNet 1.9.1's output; see sample_models/make_samples.py).
 
     \b
     Example:
       gluonport quickstart sample_models/lenet_bn
     """
     import gluonport as mx
-    from gluonport.model import load_checkpoint
+    from gluonport.onnx import export_model, verify
 
     info = summarize(prefix, epoch=0)
-    click.echo(f"[1/2] loaded {info['symbol_file']} (MXNet {info['mxnet_version']}): "
-               f"{info['nodes']} nodes, {len(info['ops'])} op types, "
-               f"{info['parameters']:,} parameters; inputs {info['inputs']} -> outputs "
-               f"{info['outputs']}")
-    sym, arg, aux = load_checkpoint(prefix, 0)
+    click.echo(f"[1/4] loaded {info['symbol_file']} (written by MXNet {info['mxnet_version']}): "
+               f"{info['nodes']} nodes, {len(info['ops'])} op types, {info['parameters']:,} "
+               f"parameters; inputs {info['inputs']} -> outputs {info['outputs']}")
     x = np.load(f"{prefix}-input.npy")
     want = np.load(f"{prefix}-output.npy")
-    args = dict(arg)
-    args[info["inputs"][0]] = mx.nd.array(x)
+    sym, arg, aux = mx.model.load_checkpoint(prefix, 0)
+    params = {**arg, **aux}
+    tmp = None
+    if onnx_file is None:
+        tmp = tempfile.TemporaryDirectory()
+        onnx_file = os.path.join(tmp.name, os.path.basename(prefix) + ".onnx")
     t0 = time.perf_counter()
-    got = sym.bind(mx.cpu(), args, aux_states=aux).forward()[0].asnumpy()
-    ms = (time.perf_counter() - t0) * 1e3
-    err = float(np.max(np.abs(got - want) / (atol + rtol * np.abs(want))))
-    abs_err = float(np.max(np.abs(got - want)))
-    click.echo(f"[2/2] numpy executor on {os.path.basename(prefix)}-input.npy {x.shape}: "
-               f"{ms:.1f} ms, max abs error vs MXNet 1.9.1 = {abs_err:.2e}")
-    if err > 1.0:
-        raise ValidationError(f"{prefix}: output differs from MXNet's by {abs_err:.3e} "
-                              f"(rtol={rtol}, atol={atol})")
-    click.echo("OK: gluonport reproduces MXNet's output")
+    export_model(sym, params, [x.shape], onnx_file_path=onnx_file, dynamic=True)
+    click.echo(f"[2/4] converted to ONNX in {(time.perf_counter() - t0) * 1e3:.0f} ms: "
+               f"{onnx_file} (dynamic batch)")
+    report = verify(sym, params, onnx_file, {info["inputs"][0]: x}, rtol=rtol, atol=atol)
+    click.echo(f"[3/4] validated numpy executor vs onnxruntime: max abs error "
+               f"{report.max_abs:.2e} ({'ok' if report.ok else 'MISMATCH'})")
+    rows = []
+    for backend in ("numpy", "onnxruntime"):
+        model = mx.load(onnx_file if backend == "onnxruntime" else prefix, epoch=0,
+                        backend=backend)
+        model(x)
+        t0 = time.perf_counter()
+        got = model(x)
+        ms = (time.perf_counter() - t0) * 1e3
+        err = float(np.max(np.abs(got - want)))
+        rows.append((backend, ms, err, bool(np.allclose(got, want, rtol=rtol, atol=atol))))
+    click.echo(f"[4/4] ran on {os.path.basename(prefix)}-input.npy {x.shape} and compared with "
+               "MXNet 1.9.1's recorded output:")
+    for backend, ms, err, ok in rows:
+        click.echo(f"      {backend:<12} {ms:8.2f} ms   max abs error {err:.2e}   "
+                   f"{'ok' if ok else 'MISMATCH'}")
+    if tmp is not None:
+        tmp.cleanup()
+    if not report.ok or not all(r[3] for r in rows):
+        raise ValidationError(f"{prefix}: gluonport's outputs differ from MXNet's beyond "
+                              f"tolerance (rtol={rtol}, atol={atol})")
+    click.echo("OK: converted, validated and ran; gluonport reproduces MXNet's output")

@@ -383,9 +383,43 @@ class HybridBlock(Block):
         _nd.save(params_file, arg_dict)
         return sym_file, params_file
 
-    def export_onnx(self, path: str, *args: Any, **kwargs: Any) -> str:
-        """Export to ONNX (arrives with the ONNX exporter)."""
-        raise NotImplementedError("ONNX export arrives with gluonport.onnx")
+    def export_onnx(self, path: str, *inputs: Any, opset_version: int | None = None,
+                    dynamic_batch: bool = False, dynamic_axes: dict | None = None,
+                    in_shapes: Any = None, external_data: bool | None = None) -> str:
+        """Write this block's graph as ONNX (parameters as initializers) and return ``path``.
+
+        ``inputs`` are example NDArrays (they also trace the graph if that has not happened);
+        or give ``in_shapes``. ``dynamic_batch`` makes axis 0 of every input dynamic.
+        """
+        from ..onnx import export_model
+
+        if inputs:
+            if not self._cached_graph:
+                self._get_graph(*inputs)
+            self._finish_params(*inputs)
+        if not self._cached_graph:
+            raise GluonportError("export_onnx: pass example inputs, or hybridize and run the "
+                                 "block once first")
+        data, sym = self._cached_graph
+        names = [d.name for d in data]
+        if inputs:
+            flat = [a for a in flatten(list(inputs), "input")[0] if a is not None]
+            in_shapes = [a.shape for a in flat]
+            in_types = [np.dtype(a.dtype) for a in flat]
+        else:
+            in_types = np.float32
+        params = {p.name: p.data()._data for p in self.collect_params().values()
+                  if p.name in set(sym.list_inputs())}
+        axes = dynamic_axes or ({n: {0: "batch"} for n in names} if dynamic_batch else None)
+        return export_model(sym, params, in_shapes, in_types, path, opset_version=opset_version,
+                            dynamic_axes=axes, external_data=external_data)
+
+    def _finish_params(self, *args: Any) -> None:
+        params = self.collect_params()
+        if any(p._deferred_init for p in params.values()):
+            self._deferred_infer_shape(*args)
+            for p in params.values():
+                p._finish_deferred_init()
 
 
 def _graph_param_args(sym: Symbol, params: Any) -> list[tuple[bool, Any]]:

@@ -3,7 +3,8 @@
 from ._context import ExportContext
 from .export import export_model, export_symbol, register_converter, save_model
 from .opset import DEFAULT_OPSET, MIN_OPSET, max_opset
-from .verify import VerifyReport, verify
+from .verify import BisectResult, VerifyReport, bisect, verify
 
 __all__ = ["export_model", "export_symbol", "register_converter", "save_model",
-           "ExportContext", "verify", "VerifyReport", "DEFAULT_OPSET", "MIN_OPSET", "max_opset"]
+           "ExportContext", "verify", "VerifyReport", "bisect", "BisectResult", "DEFAULT_OPSET",
+           "MIN_OPSET", "max_opset"]

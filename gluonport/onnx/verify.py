@@ -16,7 +16,8 @@ from ..symbol import Symbol
 from ..symbol import load as sym_load
 from .export import _Graph, _load_params, label_inputs
 
-__all__ = ["verify", "VerifyReport", "OutputError", "random_inputs"]
+__all__ = ["verify", "VerifyReport", "OutputError", "random_inputs", "bisect", "BisectResult",
+           "compare"]
 
 
 @dataclass
@@ -135,3 +136,59 @@ def _run_numpy(sym: Symbol, pvals: dict, feed: dict, g: _Graph) -> list[np.ndarr
             s = shapes.get((id(node), 0)) or (1,)
             full[node.name] = np.zeros(tuple(d or 1 for d in s), np.float32)
     return GraphPlan(sym).run(full)
+
+
+@dataclass
+class BisectResult:
+    """The first MXNet node whose ONNX output diverges (``None`` when all agree)."""
+
+    node: str | None
+    op: str | None
+    error: OutputError | None
+    checked: int
+
+    def describe(self) -> str:
+        if self.node is None:
+            return f"all {self.checked} intermediate outputs agree"
+        return (f"first divergence at node {self.node!r} ({self.op}): max abs error "
+                f"{self.error.max_abs:.3g}, max rel {self.error.max_rel:.3g} "
+                f"(checked {self.checked} outputs in graph order)")
+
+
+def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
+           in_shapes: Any = None, in_types: Any = np.float32, rtol: float = 1e-4,
+           atol: float = 1e-5, seed: int = 0, opset: int | None = None) -> BisectResult:
+    """Compare every intermediate output of the numpy executor with onnxruntime's, in graph
+    order, and name the first node whose output diverges.
+
+    The graph's internal outputs are all exported as ONNX outputs, so one onnxruntime run
+    gives every intermediate value.
+    """
+    import onnxruntime as ort
+
+    from ..symbol import Group
+    from .export import export_symbol
+
+    if isinstance(sym, (str, os.PathLike)):
+        sym = sym_load(os.fspath(sym))
+    pvals = _load_params(params)
+    if inputs is not None:
+        feed = {k: np.asarray(v._data if hasattr(v, "_data") else v) for k, v in inputs.items()}
+        in_shapes = {k: v.shape for k, v in feed.items()}
+        in_types = {k: v.dtype for k, v in feed.items()}
+    g = _Graph(sym, pvals, in_shapes, in_types, {})
+    if inputs is None:
+        feed = random_inputs(g.shapes0, g.types0, seed)
+    internals = [s for s in sym.get_internals() if s._outputs[0][0].op is not None]
+    probe = Group(internals)
+    model = export_symbol(probe, pvals, g.shapes0, g.types0, opset)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {i.name: feed[i.name] for i in sess.get_inputs()})
+    want = _run_numpy(probe, pvals, feed, _Graph(probe, pvals, g.shapes0, g.types0, {}))
+    names = probe.list_outputs()
+    for k, (name, w, o) in enumerate(zip(names, want, got)):
+        err = compare(name, o, w, rtol, atol)
+        if not err.ok:
+            node = probe._outputs[k][0]
+            return BisectResult(node.name, node.op.name, err, k + 1)
+    return BisectResult(None, None, None, len(names))

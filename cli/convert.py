@@ -1,0 +1,146 @@
+"""``gluonport convert``: MXNet files <-> ONNX, verified numerically by default."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+import numpy as np
+
+from ._common import (
+    MODEL_HELP,
+    echo,
+    input_options,
+    load_mxnet,
+    model_options,
+    parse_inputs,
+    parse_shapes,
+)
+
+
+def _dynamic_axes(dynamic_batch: bool, axes: tuple[str, ...], names: list[str]):
+    if dynamic_batch:
+        return {n: {0: "batch"} for n in names}
+    out = {}
+    for text in axes:
+        name, sep, spec = text.partition("=")
+        try:
+            out[name] = [int(a) for a in spec.split(",")] if sep else None
+        except ValueError:
+            out[name] = None
+        if out[name] is None:
+            raise click.BadParameter(f"{text!r} is not NAME=AXIS[,AXIS...]",
+                                     param_hint="--dynamic-axes")
+    return out or None
+
+
+@click.command("convert", epilog=MODEL_HELP)
+@click.argument("model")
+@click.option("-o", "--output", "dst", required=True,
+              help="Destination: FILE.onnx (from MXNet) or a PREFIX (from ONNX).")
+@model_options
+@input_options
+@click.option("--opset", type=int, default=None, help="ONNX opset (default 17).")
+@click.option("--dynamic-batch", is_flag=True, help="Make axis 0 of every input dynamic.")
+@click.option("--dynamic-axes", multiple=True, metavar="NAME=AXES",
+              help="Dynamic axes of an input, e.g. data=0,2 (repeatable).")
+@click.option("--outputs", "cut", default=None, metavar="NAME,...",
+              help="Cut the graph at these internal outputs (e.g. a detector before NMS).")
+@click.option("--external-data", is_flag=True, help="Store weights in FILE.onnx.data.")
+@click.option("--no-verify", is_flag=True, help="Skip the numeric check.")
+@click.option("--rtol", default=1e-4, show_default=True)
+@click.option("--atol", default=1e-5, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opset,
+            dynamic_batch, dynamic_axes, cut, external_data, no_verify, rtol, atol, as_json):
+    """Convert MODEL to ONNX (from MXNet files) or to MXNet files (from .onnx).
+
+    \b
+    Examples:
+      gluonport convert sample_models/lenet_bn -o lenet.onnx --dynamic-batch
+      gluonport convert sample_models/mlp-symbol.json -o mlp.onnx --input-shape data=4,10
+      gluonport convert lenet.onnx -o lenet_back      # writes lenet_back-symbol.json/-0000.params
+    """
+    shapes = parse_shapes(input_shapes)
+    inputs = parse_inputs(input_files)
+    if model.endswith(".onnx"):
+        report = _from_onnx(model, dst, inputs, shapes, no_verify, rtol, atol)
+    else:
+        report = _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch,
+                          dynamic_axes, cut, external_data, no_verify, rtol, atol)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        echo(ctx, f"wrote {', '.join(report['written'])}")
+        if report.get("max_abs_error") is not None:
+            echo(ctx, f"verified: max abs error {report['max_abs_error']:.3g} "
+                      f"(rtol={rtol}, atol={atol})")
+    if report.get("verified") is False:
+        from gluonport.errors import ValidationError
+
+        raise ValidationError(f"{dst}: converted model differs from the original beyond "
+                              f"tolerance (max abs error {report['max_abs_error']:.3g})")
+
+
+def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch, axes, cut,
+             external_data, no_verify, rtol, atol):
+    import gluonport as mx
+    from gluonport.errors import GluonportError
+    from gluonport.onnx import export_model, verify
+    from gluonport.onnx.export import _Graph
+
+    files, sym, params = load_mxnet(model, params_file, epoch)
+    if cut:
+        internals = sym.get_internals()
+        names = internals.list_outputs()
+        picked = []
+        for name in cut.split(","):
+            key = name if name in names else f"{name}_output"
+            if key not in names:
+                raise GluonportError(f"--outputs: no internal output {name!r}; see `gluonport "
+                                     "inspect` for node names")
+            picked.append(internals[key])
+        sym = mx.sym.Group(picked)
+    in_shapes = {**{k: v.shape for k, v in inputs.items()}, **shapes} or None
+    in_types = {k: v.dtype for k, v in inputs.items()} or np.float32
+    g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types, {})
+    names = [n.name for n in g.data]
+    export_model(sym, params, g.shapes0, [g.types0[n] for n in names], dst, opset_version=opset,
+                 dynamic_axes=_dynamic_axes(dynamic_batch, axes, names),
+                 external_data=external_data or None)
+    written = [dst] + ([dst + ".data"] if os.path.exists(dst + ".data") and external_data
+                       else [])
+    report = {"direction": "mxnet->onnx", "source": files.symbol_file, "written": written}
+    if not no_verify:
+        rep = verify(sym, params, dst, inputs or None, g.shapes0, g.types0, rtol, atol)
+        report.update(verified=rep.ok, max_abs_error=rep.max_abs,
+                      outputs=[o.__dict__ for o in rep.outputs])
+    return report
+
+
+def _from_onnx(model, dst, inputs, shapes, no_verify, rtol, atol):
+    from gluonport.onnx.importer import export_mxnet
+
+    written = export_mxnet(model, dst)
+    report = {"direction": "onnx->mxnet", "source": model, "written": list(written)}
+    if not no_verify:
+        from gluonport.onnx.verify import compare, random_inputs
+        from gluonport.runtime.predictor import load
+
+        ort_model = load(model, backend="onnxruntime")
+        ours = load(written[0], backend="numpy")
+        feed = inputs or random_inputs(
+            {n: shapes.get(n) or tuple(d if isinstance(d, int) else 1
+                                       for d in ort_model.input_shapes[n] or ())
+             for n in ort_model.input_names}, {})
+        want = ort_model(**{n: feed[n] for n in ort_model.input_names})
+        got = ours(**{n: feed[n] for n in ours.input_names})
+        want = want if isinstance(want, list) else [want]
+        got = got if isinstance(got, list) else [got]
+        errs = [compare(n, g, w, rtol, atol) for n, g, w in zip(ours.output_names, got, want)]
+        report.update(verified=all(e.ok for e in errs),
+                      max_abs_error=max((e.max_abs for e in errs), default=0.0),
+                      outputs=[e.__dict__ for e in errs])
+    return report
