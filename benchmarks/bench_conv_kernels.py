@@ -128,9 +128,11 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="print every distinct convolution")
     ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
-    if args.threads:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = str(args.threads)
+    if args.threads and os.environ.get("OPENBLAS_NUM_THREADS") != str(args.threads):
+        # BLAS reads its thread count when numpy loads: restart with the variables set
+        env = dict(os.environ, **{v: str(args.threads) for v in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
     specs = resnet50_v1_convs()
     first = time_mxnet(specs, args.runs)
     ours = time_ours(specs, args.runs)

@@ -18,7 +18,9 @@ MXNet 1.9.1 semantics kept here:
 * ``UpSampling`` nearest repeats pixels (several inputs are each scaled to the first one's
   output size, then concatenated on channels or summed); bilinear is a depthwise
   Deconvolution with kernel ``2s - s % 2``, stride ``s``, pad ``ceil((s-1)/2)`` on a ``weight``
-  input ``(C, 1, k, k)``.
+  input ``(C, 1, k, k)``; an auto-created weight variable gets ``__init__ ["bilinear", {}]``
+  as in MXNet (which also stamps it on a user-given second input; that side effect is not
+  copied).
 
 The compute is BLAS-backed: an im2col matrix built by contiguous row copies from a padded
 (and, for strides, phase-split) input, then one matmul per group (:func:`conv_nd`); 1x1

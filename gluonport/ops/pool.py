@@ -4,7 +4,8 @@
 MXNet 1.9.1 semantics kept here:
 
 * ``Pooling`` output size per ``pooling_convention``: valid ``floor((x+2p-k)/s)+1``, full
-  ``ceil((x+2p-k)/s)+1``, same ``ceil((x+2p)/s)`` (1-D only, no pad). A window covers
+  ``ceil((x+2p-k)/s)+1``, same ``ceil((x+2p)/s)`` (1-D only, no pad; MXNet 1.9.1 also
+  needs ``pad=(0, 0, 0)`` spelled out there, an indexing slip not copied here). A window covers
   ``[o*s-p, o*s-p+k)`` clipped to the data; padding never enters a max (a window with no data
   gives the dtype's lowest value), ``avg`` divides by the window clipped to ``x+p`` (``count_
   include_pad``, the default) or to the data, ``sum`` adds, ``lp`` is ``(sum x^p)^(1/p)`` for

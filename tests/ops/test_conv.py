@@ -235,3 +235,53 @@ def test_symbol_json_is_byte_identical_to_mxnet():
     with open(path) as f:
         want = f.read()
     assert cases_conv.build_graph(mx).tojson() == want
+
+
+def _naive_conv(x, w, g, groups):
+    """Direct definition: one einsum per kernel tap over a strided window of the padded
+    input (independent of conv_nd's phase split and im2col)."""
+    from gluonport.ops.conv import conv_out_size
+
+    n, c, *sp = x.shape
+    f = w.shape[0]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in g.pad])
+    out_sp = [conv_out_size(s, k, st, d, p) for s, k, st, d, p in
+              zip(sp, g.kernel, g.stride, g.dilate, g.pad)]
+    out = np.zeros((n, f, *out_sp))
+    cg, fg = c // groups, f // groups
+    for k in np.ndindex(*g.kernel):
+        window = tuple(slice(ki * d, ki * d + (o - 1) * s + 1, s) for ki, d, o, s in
+                       zip(k, g.dilate, out_sp, g.stride))
+        patch = xp[(slice(None), slice(None)) + window]
+        for i in range(groups):
+            out[:, i * fg:(i + 1) * fg] += np.einsum(
+                "fc,nc...->nf...", w[(slice(i * fg, (i + 1) * fg), slice(None)) + k],
+                patch[:, i * cg:(i + 1) * cg])
+    return out
+
+
+def _random_geometries(count, seed=3):
+    from gluonport.ops.conv import Geometry
+
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        nd = int(rng.integers(1, 4))
+        kernel, stride = tuple(rng.integers(1, 4, nd)), tuple(rng.integers(1, 4, nd))
+        dilate, pad = tuple(rng.integers(1, 3, nd)), tuple(rng.integers(0, 3, nd))
+        sp = tuple(int(v) for v in rng.integers(1, 8, nd))
+        if all((k - 1) * d + 1 <= s + 2 * p for k, d, s, p in zip(kernel, dilate, sp, pad)):
+            groups, cg, fg = (int(v) for v in rng.integers(1, 3, 3))
+            found.append((Geometry(kernel, stride, dilate, pad, False), sp, groups, cg, fg))
+    return found
+
+
+@pytest.mark.parametrize("geom, sp, groups, cg, fg", _random_geometries(40))
+def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
+    # strides larger than the kernel, dilation with stride, 1-D/3-D, groups: float64, exact
+    from gluonport.ops.conv import conv_nd
+
+    x = RNG.standard_normal((2, cg * groups, *sp))
+    w = RNG.standard_normal((fg * groups, cg, *geom.kernel))
+    np.testing.assert_allclose(conv_nd(x, w, None, geom, groups), _naive_conv(x, w, geom, groups),
+                               rtol=1e-12, atol=1e-12)
