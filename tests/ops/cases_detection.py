@@ -133,6 +133,9 @@ CASES = [
      "inputs": [_v(_corners(6, 7).reshape(2, 3, 4)), _v(IOU_R[:4])]},
     {"name": "iou_float64", "op": "_contrib_box_iou",
      "inputs": [dict(_v(IOU_L), dtype=F64), dict(_v(IOU_R), dtype=F64)]},
+    {"name": "iou_float16", "op": "_contrib_box_iou",
+     "inputs": [dict(_v(IOU_L), dtype="float16"), dict(_v(IOU_R), dtype="float16")],
+     "rtol": 1e-3, "atol": 1e-3},
     # --- bipartite_matching
     {"name": "matching", "op": "_contrib_bipartite_matching",
      "inputs": [{"shape": (5, 4), "low": 0, "high": 1}], "attrs": {"threshold": 0.2}},
@@ -160,6 +163,9 @@ CASES = [
     {"name": "box_decode_float64", "op": "_contrib_box_decode",
      "inputs": [{"shape": (1, 6, 4), "dtype": F64}, dict(_v(ANCHORS), dtype=F64)],
      "attrs": {"format": "corner"}},
+    {"name": "box_decode_float16", "op": "_contrib_box_decode",
+     "inputs": [{"shape": (1, 6, 4), "dtype": "float16"}, dict(_v(ANCHORS), dtype="float16")],
+     "attrs": {"format": "corner", "clip": 0.5}, "rtol": 1e-3, "atol": 1e-3},
     # --- MultiBoxPrior
     {"name": "prior_default", "op": "_contrib_MultiBoxPrior", "inputs": [MB]},
     {"name": "prior_sizes_ratios", "op": "_contrib_MultiBoxPrior", "inputs": [MB],
