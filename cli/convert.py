@@ -89,7 +89,7 @@ def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batc
     import gluonport as mx
     from gluonport.errors import GluonportError
     from gluonport.onnx import export_model, verify
-    from gluonport.onnx.export import _Graph
+    from gluonport.onnx.export import _Graph, file_sha256
 
     files, sym, params = load_mxnet(model, params_file, epoch)
     if cut:
@@ -107,9 +107,12 @@ def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batc
     in_types = {k: v.dtype for k, v in inputs.items()} or np.float32
     g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types, {})
     names = [n.name for n in g.data]
+    meta = {"gluonport.source_symbol_sha256": file_sha256(files.symbol_file)}
+    if files.params_file:
+        meta["gluonport.source_params_sha256"] = file_sha256(files.params_file)
     export_model(sym, params, g.shapes0, [g.types0[n] for n in names], dst, opset_version=opset,
                  dynamic_axes=_dynamic_axes(dynamic_batch, axes, names),
-                 external_data=external_data or None)
+                 external_data=external_data or None, metadata=meta)
     written = [dst] + ([dst + ".data"] if os.path.exists(dst + ".data") and external_data
                        else [])
     report = {"direction": "mxnet->onnx", "source": files.symbol_file, "written": written}

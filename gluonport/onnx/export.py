@@ -25,7 +25,7 @@ from ._context import ExportContext, Namer
 from .opset import check_opset, ir_version_for
 
 __all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
-           "label_inputs"]
+           "label_inputs", "file_sha256"]
 
 _CUSTOM: dict[str, list[tuple[int, Callable]]] = {}
 _BIG = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GB limit, with headroom
@@ -341,7 +341,8 @@ def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> No
         raise ctx.fail(f"ONNX conversion failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """Hex sha256 of a file (recorded in exported models' metadata)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -355,7 +356,7 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
                  run_shape_inference: bool = True, verbose: bool = False, *,
                  dynamic_axes: Mapping[str, Any] | None = None,
                  external_data: bool | None = None, input_type: Any = None,
-                 input_shape: Any = None) -> str:
+                 input_shape: Any = None, metadata: Mapping[str, str] | None = None) -> str:
     """Export an MXNet model to ONNX, as ``mxnet.onnx.export_model`` (1.9.1) does, but with
     every op checked first, BatchNorm's ``fix_gamma`` honoured, dynamic axes kept dynamic
     through Reshape, and the result checked by ``onnx.checker`` (``full_check``).
@@ -378,6 +379,8 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
         ``{"data": {0: "batch"}}`` or ``{"data": [0, 2]}``, as ``torch.onnx.export``.
     external_data : bool, optional
         Store weights beside the model; automatic above protobuf's 2 GB limit.
+    metadata : dict, optional
+        Extra ``metadata_props`` (file paths given for ``sym``/``params`` add their sha256).
 
     Returns
     -------
@@ -390,12 +393,12 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
         in_types = input_type
     if input_shape is not None:
         in_shapes = input_shape
-    meta: dict[str, str] = {}
+    meta: dict[str, str] = dict(metadata or {})
     if isinstance(sym, (str, os.PathLike)):
-        meta["gluonport.source_symbol_sha256"] = _sha256(os.fspath(sym))
+        meta["gluonport.source_symbol_sha256"] = file_sha256(os.fspath(sym))
         sym = sym_load(os.fspath(sym))
     if isinstance(params, (str, os.PathLike)):
-        meta["gluonport.source_params_sha256"] = _sha256(os.fspath(params))
+        meta["gluonport.source_params_sha256"] = file_sha256(os.fspath(params))
     model = export_symbol(sym, params, in_shapes, in_types, opset_version, dynamic,
                           dynamic_input_shapes, dynamic_axes, meta)
     big = model.ByteSize() > _BIG if external_data is None else external_data
