@@ -18,10 +18,17 @@ class Node:
 
     ``attrs`` holds MXNet's attribute strings verbatim (op parameters and ``__hidden__``
     annotations alike); ``inputs`` are ``(node, output_index)`` pairs.
+
+    Like nnvm, a variable counts how many op nodes have mutated it (``var_version``: BatchNorm's
+    moving statistics), and an op node built by the ``sym`` API records each variable input's
+    version at composition time (``in_versions``), which is the third number of a JSON input
+    entry. A Gluon parameter variable traced twice (deferred init, then hybridize) thus shows
+    version 2, as in MXNet's exports. ``in_versions`` is None for loaded graphs (the writer then
+    uses 1 on auxiliary inputs).
     """
 
     __slots__ = ("op", "name", "attrs", "inputs", "control_deps", "subgraphs", "_params",
-                 "__weakref__")
+                 "var_version", "in_versions", "__weakref__")
 
     def __init__(self, op: OpDef | None, name: str, attrs: dict[str, str] | None = None,
                  inputs: list[tuple[Node, int]] | None = None):
@@ -32,6 +39,8 @@ class Node:
         self.control_deps: list[Node] = []
         self.subgraphs: list[Any] = []
         self._params: Params | None = None
+        self.var_version = 0
+        self.in_versions: list[int] | None = None
 
     @property
     def is_variable(self) -> bool:

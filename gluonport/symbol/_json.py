@@ -17,7 +17,8 @@ MXNET_VERSION = 10901
 
 def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
     """The JSON graph MXNet 1.9.1 writes for ``sym``: nodes in DFS post-order, 3-element
-    entries with version 1 on auxiliary-state inputs, ``node_row_ptr`` from output counts."""
+    entries with the variable versions recorded at composition (version 1 on auxiliary-state
+    inputs of a loaded graph), ``node_row_ptr`` from output counts."""
     outputs = list(sym._outputs)
     if remove_amp_cast:
         outputs = [_skip_amp(n, i) for n, i in outputs]
@@ -32,7 +33,11 @@ def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
         for j, (src, idx) in enumerate(node.inputs):
             if remove_amp_cast:
                 src, idx = _skip_amp(src, idx)
-            ins.append([index[id(src)], idx, 1 if (j in aux and src.op is None) else 0])
+            if node.in_versions is not None:
+                version = node.in_versions[j] if src.op is None else 0
+            else:
+                version = 1 if (j in aux and src.op is None) else 0
+            ins.append([index[id(src)], idx, version])
         entry: dict[str, Any] = {"op": node.op_name, "name": node.name}
         if node.attrs:
             entry["attrs"] = dict(node.attrs)
