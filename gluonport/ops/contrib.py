@@ -1,15 +1,21 @@
-"""Small contrib operators: transformer attention helpers, quadratic, gradient multiplier, and
-the spatial-transformer family (GridGenerator, BilinearSampler, SpatialTransformer).
+"""Contrib operators: transformer attention helpers, quadratic, gradient multiplier, the
+spatial-transformer family (GridGenerator, BilinearSampler, SpatialTransformer), deformable
+convolution (DCNv1/DCNv2) and FlowNet's Correlation.
 
 MXNet 1.9.1 semantics (``src/operator/contrib/transformer.cc``, ``quadratic_op-inl.h``,
 ``gradient_multiplier_op.cc``, ``src/operator/grid_generator-inl.h``, ``bilinear_sampler.cc``,
-``spatial_transformer.cc``):
+``spatial_transformer.cc``, ``contrib/nn/deformable_im2col.h``,
+``contrib/nn/modulated_deformable_im2col.h``, ``correlation.cc``):
 
 * the ``interleaved_matmul_*`` ops read projections laid out ``(seq, batch, heads * k * dim)``
   with each head's query/key/value blocks interleaved; attention maps are
   ``(batch * heads, seq_q, seq_k)`` with batch-major, head-minor rows; scores are scaled by
-  ``1 / sqrt(head_dim)``;
-* grids hold normalized ``(x, y)`` in ``[-1, 1]``; the samplers read zero outside the input.
+  ``1 / sqrt(head_dim)``. MXNet's CPU kernels take float32 only; these take any float;
+* grids hold normalized ``(x, y)`` in ``[-1, 1]``; the samplers read zero outside the input;
+* DCNv1 samples inside ``[0, H)`` and clamps the far corner, DCNv2 samples inside ``(-1, H)``
+  and reads outside corners as zero (two different MXNet kernels, kept as they are);
+* hidden outputs (BilinearSampler's ``tmp``, GridGenerator's ``grid_dst``, ...) are returned
+  with MXNet's shapes for graph bookkeeping.
 """
 
 from __future__ import annotations
@@ -449,3 +455,69 @@ for _name, _mod in (("_contrib_DeformableConvolution", False),
         inputs=lambda p, _ins=_ins: _ins if p.no_bias else _ins + ("bias",),
         infer_shape=_dcn_shape_rule(_mod, _name[9:]),
         doc="Deformable convolution (DCNv1; DCNv2 multiplies each sample by a mask)."))
+
+
+# --- Correlation -----------------------------------------------------------------------------
+def _corr_geometry(p, height: int, width: int) -> tuple[int, int, int]:
+    """Output height, width and displacement-grid width of MXNet's Correlation."""
+    border = p.max_displacement + (p.kernel_size - 1) // 2
+    top_h = math.ceil((height + 2 * p.pad_size - 2 * border) / p.stride1)
+    top_w = math.ceil((width + 2 * p.pad_size - 2 * border) / p.stride1)
+    if top_h < 1 or top_w < 1 or min(p.kernel_size, p.stride1, p.stride2) < 1:
+        raise ShapeError(f"Correlation: kernel_size={p.kernel_size}, max_displacement="
+                         f"{p.max_displacement} and pad_size={p.pad_size} do not fit a "
+                         f"{height}x{width} input; pad more or shrink the neighbourhood")
+    return top_h, top_w, 2 * (p.max_displacement // p.stride2) + 1
+
+
+def _corr_shape(p, in_shapes):
+    a = in_shapes[0]
+    merged = in_shapes[0] if in_shapes[1] is None else merge(a, in_shapes[1], "data2: ")
+    if merged is None:
+        return in_shapes, [None] * 3
+    if len(merged) != 4:
+        raise ShapeError(f"Correlation: inputs must be 4-d NCHW, got shape {fmt(merged)}")
+    n, c, h, w = merged
+    if not (h and w):
+        return [merged, merged], [None] * 3
+    top_h, top_w, grid = _corr_geometry(p, h, w)
+    tmp = (n, h + 2 * p.pad_size, w + 2 * p.pad_size, c)
+    return [merged, merged], [(n, grid * grid, top_h, top_w), tmp, tmp]
+
+
+def _correlation(p, data1, data2):
+    """Correlation of patches of ``data1`` with displaced patches of ``data2`` (FlowNet),
+    one vectorized pass per displacement."""
+    n, c, h, w = data1.shape
+    k, md, s1, pad = p.kernel_size, p.max_displacement, p.stride1, p.pad_size
+    top_h, top_w, grid = _corr_geometry(p, h, w)
+    radius = md // p.stride2
+    padded = []
+    for x in (data1, data2):   # extra zeros past the far border keep every window in range
+        z = np.zeros((n, c, h + 2 * pad + k, w + 2 * pad + k), dtype=x.dtype)
+        z[:, :, pad:pad + h, pad:pad + w] = x
+        padded.append(z)
+    rh, rw = (top_h - 1) * s1 + k, (top_w - 1) * s1 + k
+    ref = padded[0][:, :, md:md + rh, md:md + rw]
+    out = np.empty((n, grid * grid, top_h, top_w), dtype=data1.dtype)
+    for t in range(grid * grid):
+        dy, dx = (t // grid - radius) * p.stride2, (t % grid - radius) * p.stride2
+        other = padded[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw]
+        if p.is_multiply:
+            prod = np.einsum("nchw,nchw->nhw", ref, other)
+        else:
+            prod = np.abs(ref - other).sum(axis=1)
+        win = np.lib.stride_tricks.sliding_window_view(prod, (k, k), axis=(1, 2))
+        out[:, t] = win[:, ::s1, ::s1][:, :top_h, :top_w].sum(axis=(-2, -1)) / (k * k * c)
+    tmps = [np.ascontiguousarray(z[:, :, :h + 2 * pad, :w + 2 * pad].transpose(0, 2, 3, 1))
+            for z in padded]
+    return out, tmps[0], tmps[1]
+
+
+op_def(
+    "Correlation",
+    params={"kernel_size": Int(1), "max_displacement": Int(1), "stride1": Int(1),
+            "stride2": Int(1), "pad_size": Int(0), "is_multiply": Bool(True)},
+    compute=_correlation, inputs=("data1", "data2"), infer_shape=_corr_shape, num_outputs=3,
+    num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
+    doc="FlowNet correlation between patches of two feature maps.")

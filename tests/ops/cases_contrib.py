@@ -94,3 +94,17 @@ CASES += [
      "attrs": {"kernel": (3, 3), "num_filter": 4, "num_group": 2, "num_deformable_group": 2,
                "no_bias": True}, "rtol": 1e-4, "atol": 1e-5},
 ]
+
+CORR = {"shape": (2, 3, 7, 8)}
+CASES += [
+    {"name": "correlation_default", "op": "Correlation", "inputs": [CORR, CORR]},
+    {"name": "correlation_flownet_like", "op": "Correlation", "inputs": [CORR, CORR],
+     "attrs": {"kernel_size": 3, "max_displacement": 2, "stride1": 2, "stride2": 2,
+               "pad_size": 2}},
+    {"name": "correlation_abs_diff", "op": "Correlation", "inputs": [CORR, CORR],
+     "attrs": {"kernel_size": 1, "max_displacement": 3, "stride2": 1, "pad_size": 3,
+               "is_multiply": False}},
+    {"name": "correlation_float64", "op": "Correlation",
+     "inputs": [dict(CORR, dtype="float64"), dict(CORR, dtype="float64")],
+     "attrs": {"kernel_size": 3, "max_displacement": 1, "stride1": 3, "pad_size": 1}},
+]

@@ -118,3 +118,13 @@ def test_deformable_convolution_rejects_3d_kernels():
                [mx.nd.zeros((1, 1, 4, 4, 4)), mx.nd.zeros((1, 54, 2, 2, 2)),
                 mx.nd.zeros((1, 1, 3, 3, 3))],
                {"kernel": (3, 3, 3), "num_filter": 1, "no_bias": True})
+
+
+def test_correlation_neighbourhood_must_fit():
+    s = _sym("Correlation", ("a", "b"), {"max_displacement": 4, "kernel_size": 3,
+                                         "name": "corr"})
+    with pytest.raises(ShapeError, match="corr.*do not fit a 6x6 input"):
+        s.infer_shape(a=(1, 2, 6, 6), b=(1, 2, 6, 6))
+    ok = _sym("Correlation", ("a", "b"), {"max_displacement": 2, "stride2": 2, "pad_size": 2})
+    args, outs, _ = ok.infer_shape_partial(a=(1, 2, 6, 6))
+    assert args[1] == (1, 2, 6, 6) and outs == [(1, 9, 6, 6)]
