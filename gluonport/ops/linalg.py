@@ -381,6 +381,196 @@ _LAPACK: list[tuple[str, dict, tuple, Callable, Callable, int, str]] = [
     ("slogdet", {}, ("A",), _slogdet, _square_reduce_rule(2), 2,
      "Sign and log of the absolute determinant of each matrix."),
 ]
+_NO_ONNX = {
+    "potrf": "ONNX has no Cholesky factorisation operator",
+    "potri": "ONNX has no Cholesky-based (or any) matrix inverse operator",
+    "trsm": "ONNX has no triangular solve operator",
+    "inverse": "ONNX has no matrix inverse operator (onnxruntime's com.microsoft Inverse is "
+               "not standard ONNX)",
+}
 for _stem, _params, _inputs, _fn, _rule, _n, _doc in _LAPACK:
     register(OpDef(f"_linalg_{_stem}", params=_params, inputs=_inputs, compute=_fn,
-                   infer_shape=_rule, num_outputs=_n, aliases=(f"linalg_{_stem}",), doc=_doc))
+                   infer_shape=_rule, num_outputs=_n, aliases=(f"linalg_{_stem}",), doc=_doc,
+                   no_onnx=_NO_ONNX.get(_stem)))
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+def _swapped(ndim: int) -> list[int]:
+    """The permutation swapping the last two axes."""
+    return list(range(ndim - 2)) + [ndim - 1, ndim - 2]
+
+
+def _transposed(ctx, x: str, perm: list[int]) -> str:
+    return x if perm == sorted(perm) else ctx.make("Transpose", [x], perm=perm)
+
+
+def _scaled(ctx, x: str, alpha: float) -> str:
+    """``alpha * x`` in the dtype of input 0 (no node for 1)."""
+    from ._onnx import const_like
+
+    return x if alpha == 1.0 else ctx.make("Mul", [x, const_like(ctx, alpha)])
+
+
+def _dot_onnx(ctx) -> None:
+    """MatMul on MXNet's 2-d views (Gemm for two matrices), reshaped to the N-d result."""
+    from .reduce import deliver, onnx_dims, onnx_shape
+
+    p, (a, b) = ctx.params, ctx.inputs
+    na, nb = len(ctx.in_shapes[0]), len(ctx.in_shapes[1])
+    ta, tb = p.transpose_a and na > 1, p.transpose_b and nb > 1
+    if na == 2 and nb == 2:
+        ctx.make("Gemm", [a, b], outputs=ctx.outputs[:1], transA=int(ta), transB=int(tb))
+        return
+    if ta:
+        a = ctx.make("Transpose", [ctx.make("Reshape", [a, ctx.ints([0, -1], "shape")])
+                                   if na > 2 else a], perm=[1, 0])
+    if tb:
+        shape = onnx_shape(ctx, [[-1], onnx_dims(ctx, 1, nb - 1)])
+        b = ctx.make("Transpose", [ctx.make("Reshape", [b, shape]) if nb > 2 else b],
+                     perm=[1, 0])
+    elif nb > 2:
+        b = ctx.make("Reshape", [b, ctx.ints([0, -1], "shape")])
+    y = ctx.make("MatMul", [a, b])
+    if na == 1 and nb == 1:  # MXNet gives (1,), not a scalar
+        y = ctx.make("Reshape", [y, ctx.ints([1], "one")])
+    elif (ta and na > 2) or nb > 2:
+        left = onnx_dims(ctx, 0, 1) if ta else onnx_dims(ctx, 0, 0, na - 1)
+        right = onnx_dims(ctx, 1, 0, nb - 1) if tb else onnx_dims(ctx, 1, 1 if nb > 1 else 0)
+        y = ctx.make("Reshape", [y, onnx_shape(ctx, [left, right])])
+    deliver(ctx, y)
+
+
+def _batch_dot_onnx(ctx) -> None:
+    p, (a, b) = ctx.params, ctx.inputs
+    nd = len(ctx.shape)
+    a = _transposed(ctx, a, _swapped(nd)) if p.transpose_a else a
+    b = _transposed(ctx, b, _swapped(nd)) if p.transpose_b else b
+    ctx.make("MatMul", [a, b], outputs=ctx.outputs[:1])
+
+
+def _gemm_onnx(ctx) -> None:
+    """Gemm for 2-d operands; else MatMul with the row axis moved next to the last."""
+    from .reduce import deliver
+
+    p, nd = ctx.params, len(ctx.shape)
+    beta = getattr(p, "beta", None)
+    if nd == 2:
+        ctx.make("Gemm", ctx.inputs, outputs=ctx.outputs[:1], alpha=float(p.alpha),
+                 beta=None if beta is None else float(beta), transA=int(p.transpose_a),
+                 transB=int(p.transpose_b))
+        return
+    axis = p.axis % nd
+    move = [i for i in range(nd - 1) if i != axis] + [axis, nd - 1]
+    swap = [move[i] for i in _swapped(nd)]
+    a = _transposed(ctx, ctx.inputs[0], swap if p.transpose_a else move)
+    b = _transposed(ctx, ctx.inputs[1], swap if p.transpose_b else move)
+    y = _scaled(ctx, ctx.make("MatMul", [a, b]), p.alpha)
+    y = _transposed(ctx, y, [int(i) for i in np.argsort(move)])
+    if beta is not None:
+        y = ctx.make("Add", [y, _scaled(ctx, ctx.inputs[2], beta)])
+    deliver(ctx, y)
+
+
+def _static_n(ctx, what: str) -> int:
+    """The (static) matrix size of input 0; dynamic matrix dims cannot be exported here."""
+    if any(ctx.in_dynamic[0][-2:]):
+        raise ctx.fail(f"{what} needs static matrix dims to export to ONNX; keep the last "
+                       "two axes out of dynamic_axes")
+    return int(ctx.shape[-1])
+
+
+def _det(ctx) -> str:
+    """Det, shaped ``(1,)`` for a single matrix as MXNet does."""
+    y = ctx.make("Det", [ctx.inputs[0]])
+    return ctx.make("Reshape", [y, ctx.ints([1], "one")]) if len(ctx.shape) == 2 else y
+
+
+def _det_onnx(ctx) -> None:
+    from .reduce import deliver
+
+    deliver(ctx, _det(ctx))
+
+
+def _slogdet_onnx(ctx) -> None:
+    """sign = Sign(det), logabs = Log(|det|) (can overflow where LU-based slogdet does not)."""
+    det = _det(ctx)
+    ctx.make("Sign", [det], outputs=ctx.outputs[:1])
+    ctx.make("Log", [ctx.make("Abs", [det])], outputs=ctx.outputs[1:2])
+
+
+def _syrk_onnx(ctx) -> None:
+    from .reduce import deliver
+
+    a = ctx.inputs[0]
+    at = ctx.make("Transpose", [a], perm=_swapped(len(ctx.shape)))
+    y = ctx.make("MatMul", [at, a] if ctx.params.transpose else [a, at])
+    deliver(ctx, _scaled(ctx, y, ctx.params.alpha))
+
+
+def _trmm_onnx(ctx) -> None:
+    """The triangle of A by a constant mask (exact, also for junk in the other triangle)."""
+    from ._onnx import const_like
+    from .reduce import deliver
+
+    p, n = ctx.params, _static_n(ctx, "linalg_trmm")
+    ones = np.ones((n, n), dtype=bool)
+    mask = ctx.const(np.tril(ones) if p.lower else np.triu(ones), "mask")
+    t = ctx.make("Where", [mask, ctx.inputs[0], const_like(ctx, 0)])
+    t = _transposed(ctx, t, _swapped(len(ctx.shape))) if p.transpose else t
+    y = ctx.make("MatMul", [ctx.inputs[1], t] if p.rightside else [t, ctx.inputs[1]])
+    deliver(ctx, _scaled(ctx, y, p.alpha))
+
+
+def _diagonal(ctx, offset: int, what: str) -> str:
+    """The ``offset`` diagonal of each matrix: Gather from the flattened matrices."""
+    n, nd = _static_n(ctx, what), len(ctx.shape)
+    rows = np.arange(max(-offset, 0), n - max(offset, 0))
+    flat = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([0] * (nd - 2) + [-1], "shape")])
+    return ctx.make("Gather", [flat, ctx.ints(rows * n + rows + offset, "diag")], axis=nd - 2)
+
+
+def _sumlogdiag_onnx(ctx) -> None:
+    from .reduce import onnx_reduce
+
+    nd = len(ctx.shape)
+    logs = ctx.make("Log", [_diagonal(ctx, 0, "linalg_sumlogdiag")])
+    onnx_reduce(ctx, "ReduceSum", logs, (nd - 2,), nd == 2, outputs=ctx.outputs[:1])
+
+
+def _extractdiag_onnx(ctx) -> None:
+    from .reduce import deliver
+
+    deliver(ctx, _diagonal(ctx, ctx.params.offset, "linalg_extractdiag"))
+
+
+def _makediag_onnx(ctx) -> None:
+    """Gather from the vectors padded with one zero: index ``m`` (the zero) off the diagonal."""
+    from .reduce import deliver
+
+    k, nd = ctx.params.offset, len(ctx.shape)
+    if ctx.in_dynamic[0][-1]:
+        raise ctx.fail("linalg_makediag needs a static last axis to export to ONNX")
+    m = int(ctx.shape[-1])
+    n = m + abs(k)
+    index = np.full(n * n, m, dtype=np.int64)
+    rows = np.arange(m) + max(-k, 0)
+    index[rows * n + rows + k] = np.arange(m)
+    padded = ctx.make("Pad", [ctx.inputs[0], ctx.ints([0] * (2 * nd - 1) + [1], "pads")])
+    flat = ctx.make("Gather", [padded, ctx.ints(index, "diag")], axis=nd - 1)
+    deliver(ctx, ctx.make("Reshape", [flat, ctx.ints([0] * (nd - 1) + [n, n], "shape")]))
+
+
+def _attach_onnx() -> None:
+    from .registry import get
+
+    for name, fn in (("dot", _dot_onnx), ("batch_dot", _batch_dot_onnx),
+                     ("_linalg_gemm", _gemm_onnx), ("_linalg_gemm2", _gemm_onnx),
+                     ("_linalg_det", _det_onnx), ("_linalg_slogdet", _slogdet_onnx),
+                     ("_linalg_syrk", _syrk_onnx), ("_linalg_trmm", _trmm_onnx),
+                     ("_linalg_sumlogdiag", _sumlogdiag_onnx),
+                     ("_linalg_extractdiag", _extractdiag_onnx),
+                     ("_linalg_makediag", _makediag_onnx)):
+        get(name).to_onnx(since=13)(fn)
+
+
+_attach_onnx()

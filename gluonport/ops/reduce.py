@@ -26,7 +26,7 @@ from ..errors import OpAttributeError, ShapeError
 from ._shape import fmt, known, norm_axis
 from .registry import OpDef, register
 
-__all__ = ["reduce_axes", "reduced_shape"]
+__all__ = ["reduce_axes", "reduced_shape", "onnx_reduce", "onnx_dims", "onnx_shape", "deliver"]
 
 _AXES_PARAMS = {"axis": Optional(Shape()), "keepdims": Bool(False), "exclude": Bool(False)}
 _AXIS_PARAMS = {"axis": Optional(Int()), "keepdims": Bool(False)}
@@ -214,3 +214,204 @@ register(OpDef(
     "argmax_channel", compute=_argmax_channel,
     infer_shape=lambda p, s: _axis_rule(_CHANNEL, s),
     doc="Legacy ``argmax(data, axis=1)``: the index of the largest channel of each row."))
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+# ONNX Reduce* take ``axes`` as an attribute until opset 18 (ReduceSum: until 13) and as an input
+# after. onnxruntime has no int8/uint8/int16 reductions and its ReduceMax/ArgMax look past a NaN
+# that is not first, so reductions widen small ints and float16 (MXNet accumulates float16 in
+# float32 too) and add NaN handling where MXNet propagates NaN.
+_WIDEN = {"float16": np.float32, "int8": np.int32, "uint8": np.int32, "int16": np.int32,
+          "uint16": np.int32}
+
+
+def onnx_reduce(ctx, op_type: str, x: str, axes: tuple, keepdims: bool,
+                outputs: list[str] | None = None) -> str:
+    """One ONNX ``op_type`` (``ReduceSum``, ``ReduceMax``...) node over ``axes``."""
+    since = 13 if op_type == "ReduceSum" else 18
+    if ctx.opset >= since:
+        return ctx.make(op_type, [x, ctx.ints(axes, "axes")], outputs=outputs,
+                        keepdims=int(keepdims))
+    return ctx.make(op_type, [x], outputs=outputs, axes=list(axes), keepdims=int(keepdims))
+
+
+def onnx_dims(ctx, i: int, start: int, end: int | None = None) -> list[int] | str:
+    """Dims ``start:end`` of input ``i``: a list of ints, or an int64 tensor when one of them
+    changes with the dynamic axes (never bake a dynamic dim into the graph)."""
+    shape = ctx.in_shapes[i]
+    end = len(shape) if end is None else end
+    if not any(ctx.in_dynamic[i][start:end]):
+        return [int(d) for d in shape[start:end]]
+    if ctx.opset >= 15:
+        return ctx.make("Shape", [ctx.inputs[i]], start=start, end=end)
+    full = ctx.make("Shape", [ctx.inputs[i]])
+    return ctx.make("Slice", [full, ctx.ints([start], "start"), ctx.ints([end], "end")])
+
+
+def onnx_shape(ctx, parts: list) -> str:
+    """An int64 shape tensor joined from lists of ints and 1-D int64 tensors."""
+    if all(isinstance(p, list) for p in parts):
+        return ctx.ints([d for p in parts for d in p], "shape")
+    pieces = [ctx.ints(p, "dims") if isinstance(p, list) else p for p in parts if p != []]
+    return ctx.make("Concat", pieces, axis=0)
+
+
+def deliver(ctx, y: str, k: int = 0, dtype=None) -> None:
+    """Make tensor ``y`` the op's output ``k`` (cast to ``dtype`` when given and different):
+    the node that just produced ``y`` writes the output name directly, else an Identity."""
+    if dtype is not None and np.dtype(dtype) != np.dtype(ctx.out_dtypes[k] or dtype):
+        y = ctx.cast_to(y, ctx.out_dtypes[k])
+    last = ctx.nodes[-1] if ctx.nodes else None
+    if last is not None and list(last.output) == [y] and y not in ctx.initializers:
+        last.output[0] = ctx.outputs[k]
+    else:
+        ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
+
+
+def _finish(ctx, y: str, work, keepdims: bool, full: bool) -> None:
+    """Give a full reduction MXNet's ``(1,)`` shape and cast back from the ``work`` dtype."""
+    if full and not keepdims:
+        y = ctx.make("Reshape", [y, ctx.ints([1], "one")])
+    deliver(ctx, y, 0, work)
+
+
+def _widened(ctx, x: str, dtype: np.dtype) -> tuple[str, np.dtype]:
+    wide = np.dtype(_WIDEN.get(dtype.name, dtype))
+    return (x, dtype) if wide == dtype else (ctx.cast_to(x, wide), wide)
+
+
+def _nan_to(ctx, x: str, dtype: np.dtype, value: float) -> str:
+    """``x`` with every NaN replaced by ``value`` (floats only)."""
+    if dtype.kind != "f":
+        return x
+    fill = ctx.const(np.asarray(value, dtype=dtype), "fill")
+    return ctx.make("Where", [ctx.make("IsNaN", [x]), fill, x])
+
+
+def _nan_poison(ctx, x: str, y: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> str:
+    """``y`` + (NaN where the reduced slice of ``x`` holds a NaN, else 0)."""
+    if dtype.kind != "f":
+        return y
+    nan = ctx.const(np.asarray(np.nan, dtype=dtype), "nan")
+    zero = ctx.const(np.asarray(0, dtype=dtype), "zero")
+    poison = ctx.make("Where", [ctx.make("IsNaN", [x]), nan, zero])
+    return ctx.make("Add", [y, onnx_reduce(ctx, "ReduceSum", poison, axes, keepdims)])
+
+
+def _count(ctx, axes: tuple, dtype: np.dtype) -> str:
+    """Number of elements per reduced slice, in ``dtype`` (from Shape when dynamic)."""
+    shape, dyn = ctx.shape, ctx.in_dynamic[0]
+    if not any(dyn[a] for a in axes):
+        return ctx.const(np.asarray(int(np.prod([shape[a] for a in axes])), dtype=dtype), "n")
+    dims = ctx.make("Gather", [ctx.make("Shape", [ctx.inputs[0]]), ctx.ints(axes, "axes")])
+    n = onnx_reduce(ctx, "ReduceProd", dims, (0,), False)
+    return ctx.cast_to(n, dtype)
+
+
+def _to_reduce(op_type: str, nan_fill: float | None = None, poison: bool = False):
+    def handler(ctx) -> None:
+        p, dtype = ctx.params, np.dtype(ctx.dtype)
+        axes = reduce_axes(p.axis, len(ctx.shape), p.exclude)
+        x = ctx.inputs[0]
+        if nan_fill is not None:
+            x = _nan_to(ctx, x, dtype, nan_fill)
+        if not axes:  # exclude=True listing every axis: nothing is reduced
+            return deliver(ctx, x)
+        if poison:  # ReduceMax/Min: every dtype is supported, only NaN needs help
+            y = _nan_poison(ctx, x, onnx_reduce(ctx, op_type, x, axes, p.keepdims), dtype,
+                            axes, p.keepdims)
+            return _finish(ctx, y, dtype, p.keepdims, len(axes) == len(ctx.shape))
+        if op_type == "ReduceMean" and dtype.kind in "iu":
+            return _int_mean(ctx, x, dtype, axes, p.keepdims)
+        xw, work = _widened(ctx, x, dtype)
+        y = onnx_reduce(ctx, op_type, xw, axes, p.keepdims)
+        _finish(ctx, y, work, p.keepdims, len(axes) == len(ctx.shape))
+
+    handler.__name__ = f"to_{op_type}"
+    return handler
+
+
+def _int_mean(ctx, x: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> None:
+    """MXNet sums in the integer dtype (wrapping), then divides truncating toward zero."""
+    xw, work = _widened(ctx, x, dtype)
+    total = onnx_reduce(ctx, "ReduceSum", xw, axes, keepdims)
+    if work != dtype:  # wrap the sum as MXNet's int8 accumulator does
+        total = ctx.cast_to(ctx.cast_to(total, dtype), work)
+    y = ctx.make("Div", [total, _count(ctx, axes, work)])  # integer Div truncates
+    _finish(ctx, y, work, keepdims, len(axes) == len(ctx.shape))
+
+
+
+
+
+def _keep_or_drop(ctx, y: str, axes: tuple, keepdims: bool) -> str:
+    """``y`` reduced with keepdims, reshaped to the requested keepdims form."""
+    if keepdims:
+        return y
+    if len(axes) == len(ctx.shape):
+        return ctx.make("Reshape", [y, ctx.ints([1], "one")])
+    return ctx.make("Squeeze", [y, ctx.ints(axes, "axes")])
+
+
+def _int_l2_onnx(ctx, axes: tuple, keepdims: bool) -> str:
+    """MXNet's integer L2 norm (see :func:`_int_l2`), in float64."""
+    mag = ctx.make("Abs", [ctx.cast_to(ctx.inputs[0], np.int64)])
+    scale = onnx_reduce(ctx, "ReduceMax", mag, axes, True)
+    zero = ctx.const(np.asarray(0, dtype=np.int64), "zero")
+    hit = ctx.make("And", [ctx.make("Equal", [mag, scale]),
+                           ctx.make("Not", [ctx.make("Equal", [mag, zero])])])
+    count = onnx_reduce(ctx, "ReduceSum", ctx.cast_to(hit, np.float64), axes, True)
+    y = ctx.make("Mul", [ctx.cast_to(scale, np.float64), ctx.make("Sqrt", [count])])
+    return _keep_or_drop(ctx, ctx.make("Floor", [y]), axes, keepdims)
+
+
+def _norm_onnx(ctx) -> None:
+    """``ord=1`` -> ReduceL1, ``ord=2`` -> ReduceL2 (integer L2 as MXNet computes it)."""
+    p, dtype = ctx.params, np.dtype(ctx.dtype)
+    if p.ord not in (1, 2):
+        raise ctx.fail(f"norm ord={p.ord} has no ONNX lowering (MXNet supports ord 1 and 2)")
+    axes = reduce_axes(p.axis, len(ctx.shape))
+    if p.ord == 2 and dtype.kind in "iu":
+        return deliver(ctx, _int_l2_onnx(ctx, axes, p.keepdims), 0, np.float64)
+    xw, work = _widened(ctx, ctx.inputs[0], dtype)
+    y = onnx_reduce(ctx, "ReduceL1" if p.ord == 1 else "ReduceL2", xw, axes, p.keepdims)
+    _finish(ctx, y, work, p.keepdims, len(axes) == len(ctx.shape))
+
+
+def _to_arg(op_type: str, nan_fill: float):
+    """ArgMax/ArgMin: a NaN counts as the extreme (as in MXNet); indices in the input dtype."""
+
+    def handler(ctx) -> None:
+        p = ctx.params if ctx.node.op.name != "argmax_channel" else _CHANNEL
+        dtype, ndim = np.dtype(ctx.dtype), len(ctx.shape)
+        x = _nan_to(ctx, ctx.inputs[0], dtype, nan_fill)
+        if p.axis is None:
+            flat = ctx.make("Reshape", [x, ctx.ints([-1], "flat")])
+            y = ctx.make(op_type, [flat], axis=0, keepdims=1)
+            if p.keepdims and ndim > 1:
+                y = ctx.make("Reshape", [y, ctx.ints([1] * ndim, "ones")])
+        else:
+            axis = norm_axis(p.axis, ndim)
+            y = ctx.make(op_type, [x], axis=axis, keepdims=int(p.keepdims or ndim == 1))
+        deliver(ctx, y, 0, np.int64)
+
+    handler.__name__ = f"to_{op_type}"
+    return handler
+
+
+def _attach_onnx() -> None:
+    from .registry import get
+
+    for name, op_type, fill, poison in (
+            ("sum", "ReduceSum", None, False), ("mean", "ReduceMean", None, False),
+            ("prod", "ReduceProd", None, False), ("nansum", "ReduceSum", 0.0, False),
+            ("nanprod", "ReduceProd", 1.0, False), ("max", "ReduceMax", None, True),
+            ("min", "ReduceMin", None, True)):
+        get(name).to_onnx(since=13)(_to_reduce(op_type, fill, poison))
+    get("norm").to_onnx(since=13)(_norm_onnx)
+    get("argmax").to_onnx(since=13)(_to_arg("ArgMax", np.inf))
+    get("argmin").to_onnx(since=13)(_to_arg("ArgMin", -np.inf))
+    get("argmax_channel").to_onnx(since=13)(_to_arg("ArgMax", np.inf))
+
+
+_attach_onnx()

@@ -34,7 +34,7 @@ from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
 from .registry import OpDef, register
 
-__all__ = ["rnn_param_size", "GATES"]
+__all__ = ["rnn_param_size", "GATES", "onnx_weight_layout"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 """Gates per mode: the number of ``H``-row blocks in each weight matrix."""
@@ -307,3 +307,134 @@ register(OpDef(
     "_rnn_param_concat", params={"num_args": Int(), "dim": Int(1)}, variadic="num_args",
     compute=_param_concat, infer_shape=_param_concat_shape,
     doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output."))
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+# One ONNX RNN/GRU/LSTM node per layer (ONNX nodes are single-layer). Weights are re-laid out
+# from the flat vector: W (dirs, gates*H, in), R (dirs, gates*H, H), B (dirs, 2*gates*H) with
+# the gates in ONNX's order. MXNet's GRU keeps b_hn inside r * (...): linear_before_reset=1.
+_ONNX_OP = {"rnn_relu": "RNN", "rnn_tanh": "RNN", "gru": "GRU", "lstm": "LSTM"}
+_ONNX_GATE_ORDER = {"rnn_relu": [0], "rnn_tanh": [0],
+                    "gru": [1, 0, 2],  # MXNet r, z, n -> ONNX z, r, h
+                    "lstm": [0, 3, 1, 2]}  # MXNet i, f, g, o -> ONNX i, o, f, c
+
+
+def onnx_weight_layout(p, input_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per layer, int64 index arrays ``(W, R, B)`` into the flat parameter vector that pick
+    ONNX's weight tensors (``flat[W]`` is ONNX's ``W`` input of that layer)."""
+    size = rnn_param_size(p.mode, p.state_size, p.num_layers, p.bidirectional, input_size)
+    views = _unpack(p, np.arange(size, dtype=np.int64), input_size)
+    dirs, H, order = (2 if p.bidirectional else 1), p.state_size, _ONNX_GATE_ORDER[p.mode]
+
+    def gates(m: np.ndarray) -> np.ndarray:
+        return np.concatenate([m[g * H:(g + 1) * H] for g in order])
+
+    layers = []
+    for layer in range(p.num_layers):
+        blocks = views[layer * dirs:(layer + 1) * dirs]
+        layers.append((np.stack([gates(w[0]) for w in blocks]),
+                       np.stack([gates(w[1]) for w in blocks]),
+                       np.stack([np.concatenate([gates(w[3]), gates(w[4])]) for w in blocks])))
+    return layers
+
+
+def _check_onnx_options(ctx, p) -> None:
+    if p.projection_size is not None:
+        raise ctx.fail("an LSTM with projection_size has no ONNX equivalent (ONNX LSTM has no "
+                       "projection); export a model without projection_size")
+    if p.lstm_state_clip_min is not None or p.lstm_state_clip_max is not None:
+        raise ctx.fail("lstm_state_clip_min/max clip the cell state, which ONNX LSTM cannot "
+                       "express (its 'clip' bounds the gate inputs); drop the clip to export")
+
+
+def _weights(ctx, index: np.ndarray, dtype: np.dtype, hint: str) -> str:
+    """One ONNX weight tensor: a re-laid-out initializer when the flat vector is known,
+    else a Gather from the graph tensor."""
+    flat = ctx.param(1)
+    if flat is None:
+        flat = ctx.initializers.get(ctx.inputs[1])
+    if flat is not None:
+        return ctx.const(np.asarray(flat)[index].astype(dtype), hint)
+    picked = ctx.make("Gather", [ctx.inputs[1], ctx.const(index, hint + "_index")], axis=0)
+    return picked if np.dtype(ctx.in_dtypes[1]) == dtype else ctx.cast_to(picked, dtype)
+
+
+def _state_slice(ctx, i: int, layer: int, dirs: int, dtype: np.dtype) -> str:
+    """The initial state of one layer: rows ``layer*dirs ...`` of MXNet's (L*dirs, N, H)."""
+    state = ctx.inputs[i]
+    if ctx.params.num_layers > 1:
+        state = ctx.make("Slice", [state, ctx.ints([layer * dirs], "start"),
+                                   ctx.ints([(layer + 1) * dirs], "end"), ctx.ints([0], "axis")])
+    return state if np.dtype(ctx.in_dtypes[i]) == dtype else ctx.cast_to(state, dtype)
+
+
+def _layer_attrs(p, dirs: int) -> dict:
+    attrs = {"hidden_size": p.state_size,
+             "direction": "bidirectional" if dirs == 2 else "forward"}
+    if p.mode == "gru":
+        attrs["linear_before_reset"] = 1
+    elif p.mode != "lstm":
+        attrs["activations"] = ["Relu" if p.mode == "rnn_relu" else "Tanh"] * dirs
+    return attrs
+
+
+def _layer_output(ctx, y: str, dirs: int) -> str:
+    """ONNX's Y (T, dirs, N, H) as MXNet's layer output (T, N, dirs*H)."""
+    if dirs == 1:
+        return ctx.make("Squeeze", [y, ctx.ints([1], "axes")])
+    y = ctx.make("Transpose", [y], perm=[0, 2, 1, 3])
+    return ctx.make("Reshape", [y, ctx.ints([0, 0, -1], "shape")])
+
+
+def _joined(ctx, parts: list[str]) -> str:
+    """Per-layer final states (dirs, N, H) stacked as MXNet's (L*dirs, N, H)."""
+    return parts[0] if len(parts) == 1 else ctx.make("Concat", parts, axis=0)
+
+
+def _rnn_onnx(ctx) -> None:
+    """One ONNX RNN/GRU/LSTM node per layer (see the section comment)."""
+    from .reduce import deliver
+
+    p, dtype = ctx.params, np.dtype(ctx.dtype)
+    _check_onnx_options(ctx, p)
+    # onnxruntime has no float64 RNN/GRU/LSTM kernels (ONNX allows them): run in float32
+    work = np.dtype(np.float32) if dtype == np.float64 else dtype
+    dirs, lstm = (2 if p.bidirectional else 1), p.mode == "lstm"
+    n_out = (3 if lstm else 2) if p.state_outputs else 1
+    x = ctx.inputs[0] if work == dtype else ctx.cast_to(ctx.inputs[0], work)
+    seq = ctx.cast_to(ctx.inputs[-1], np.int32) if p.use_sequence_length else ""
+    states: list[list[str]] = [[], []]
+    for layer, (w, r, b) in enumerate(onnx_weight_layout(p, int(ctx.shape[2]))):
+        ins = [x, _weights(ctx, w, work, "W"), _weights(ctx, r, work, "R"),
+               _weights(ctx, b, work, "B"), seq, _state_slice(ctx, 2, layer, dirs, work)]
+        if lstm:
+            ins.append(_state_slice(ctx, 3, layer, dirs, work))
+        outs = ctx.make(_ONNX_OP[p.mode], ins, outputs=n_out, **_layer_attrs(p, dirs))
+        outs = outs if isinstance(outs, list) else [outs]
+        for k, name in enumerate(outs[1:]):
+            states[k].append(name)
+        x = _layer_output(ctx, outs[0], dirs)
+    deliver(ctx, x, 0, work)
+    for k in range(n_out - 1):
+        deliver(ctx, _joined(ctx, states[k]), k + 1, work)
+
+
+def _param_concat_onnx(ctx) -> None:
+    """Concat along ``dim``; parameters only are folded into one initializer, which RNN's
+    handler re-lays out (and which is dropped when nothing else reads it)."""
+    axis = _concat_axis(ctx.params.dim, len(ctx.shape))
+    values = [ctx.param(i) for i in range(len(ctx.inputs))]
+    if all(v is not None for v in values):
+        ctx.initializers[ctx.outputs[0]] = np.concatenate(values, axis=axis)
+        return
+    ctx.make("Concat", ctx.inputs, outputs=ctx.outputs[:1], axis=axis)
+
+
+def _attach_onnx() -> None:
+    from .registry import get
+
+    get("RNN").to_onnx(since=13)(_rnn_onnx)
+    get("_rnn_param_concat").to_onnx(since=13)(_param_concat_onnx)
+
+
+_attach_onnx()

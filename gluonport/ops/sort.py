@@ -170,3 +170,93 @@ register(OpDef(
     infer_type=lambda p, t: (t, [np.dtype(p.dtype)]),
     doc="Indices that sort an array along an axis, in ``dtype`` (float32 by default)."))
 
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+# TopK (sorted=1) orders equal values by index, as gluonport's stable sort does. Its indices
+# are int64; MXNet's come in ``dtype`` (topk/argsort) or int32 (the hidden ones).
+def _topk_input(ctx, axis: int | None) -> tuple[str, int]:
+    """(tensor to sort, axis): the input flattened when ``axis`` is None."""
+    if axis is None:
+        return ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1], "flat")]), 0
+    return ctx.inputs[0], norm_axis(axis, len(ctx.shape))
+
+
+def _axis_len(ctx, x: str, axis: int | None) -> str:
+    """``K`` for the whole axis (a 1-element int64 tensor), from Shape when it is dynamic."""
+    from .reduce import onnx_dims
+
+    if axis is None:
+        if not ctx.is_dynamic(0):
+            return ctx.ints([_layout(ctx.shape, None)[1]], "k")
+        return ctx.make("Shape", [x])
+    ax = norm_axis(axis, len(ctx.shape))
+    dims = onnx_dims(ctx, 0, ax, ax + 1)
+    return ctx.ints(dims, "k") if isinstance(dims, list) else dims
+
+
+def _top(ctx, k: int, axis: int | None, ascend: bool,
+         values: str | None = None) -> tuple[str, str, str, int]:
+    """(values, int64 indices, sorted tensor, axis) of one TopK node; ``values`` names its
+    first output."""
+    x, ax = _topk_input(ctx, axis)
+    kk = ctx.ints([k], "k") if k >= 1 else _axis_len(ctx, x, axis)
+    outs = [values or ctx.fresh("values"), ctx.fresh("indices")]
+    ctx.make("TopK", [x, kk], outputs=outs, axis=ax, largest=int(not ascend), sorted=1)
+    return outs[0], outs[1], x, ax
+
+
+def _mask(ctx, x: str, idx: str, ax: int, flat: bool) -> str:
+    """0/1 in the input dtype, 1 where TopK picked an element."""
+    from onnx import helper
+
+    from .. import dtypes
+
+    onnx_type = dtypes.onnx_of(ctx.dtype)
+    zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [x])],
+                     value=helper.make_tensor("value", onnx_type, [1], [0]))
+    ones = ctx.make("ConstantOfShape", [ctx.make("Shape", [idx])],
+                    value=helper.make_tensor("value", onnx_type, [1], [1]))
+    mask = ctx.make("ScatterElements", [zeros, idx, ones], axis=ax)
+    if flat:
+        mask = ctx.make("Reshape", [mask, ctx.make("Shape", [ctx.inputs[0]])])
+    return mask
+
+
+def _topk_onnx(ctx) -> None:
+    from .reduce import deliver
+
+    p = ctx.params
+    with_values = p.ret_typ in ("value", "both")
+    _, idx, x, ax = _top(ctx, p.k, p.axis, p.is_ascend, ctx.outputs[0] if with_values else None)
+    if p.ret_typ == "mask":
+        return deliver(ctx, _mask(ctx, x, idx, ax, p.axis is None))
+    deliver(ctx, idx, 1 if with_values else 0, np.int64)
+
+
+def _sort_onnx(ctx) -> None:
+    """sort: TopK over the whole axis; values out, int32 indices as the hidden output."""
+    from .reduce import deliver
+
+    p = ctx.params
+    _, idx, _, _ = _top(ctx, 0, p.axis, p.is_ascend, ctx.outputs[0])
+    deliver(ctx, idx, 1, np.int64)
+
+
+def _argsort_onnx(ctx) -> None:
+    from .reduce import deliver
+
+    p = ctx.params
+    _, idx, _, _ = _top(ctx, 0, p.axis, p.is_ascend)
+    deliver(ctx, idx, 0, np.int64)
+
+
+def _attach_onnx() -> None:
+    from .registry import get
+
+    get("topk").to_onnx(since=13)(_topk_onnx)
+    get("sort").to_onnx(since=13)(_sort_onnx)
+    get("argsort").to_onnx(since=13)(_argsort_onnx)
+
+
+_attach_onnx()

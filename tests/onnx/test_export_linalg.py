@@ -1,0 +1,71 @@
+"""ONNX export of dot / batch_dot / _linalg_* (gluonport/ops/linalg.py) against MXNet 1.9.1."""
+
+import pytest
+
+from gluonport.errors import UnsupportedOpError
+from gluonport.ops.registry import get
+from tests.onnx._export_check import OPSETS, check_dynamic, check_export, export_case
+from tests.ops import cases_linalg
+from tests.ops._check import load_golden
+
+GOLDEN = load_golden("linalg")
+CASES = {c["name"]: c for c in cases_linalg.CASES}
+
+
+def _no_onnx(case):
+    return get(case["op"]).no_onnx
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("case", cases_linalg.CASES, ids=list(CASES))
+def test_export(case, opset):
+    if _no_onnx(case):
+        pytest.skip(f"{case['op']}: no ONNX export by design: {_no_onnx(case)}")
+    check_export(case, GOLDEN[case["name"]], opset)
+
+
+# The second operand as a parameter (an initializer), as a model's weights are.
+WEIGHTS = [n for n, c in CASES.items() if c["op"] in ("dot", "linalg_gemm2", "linalg_gemm")]
+
+
+@pytest.mark.parametrize("name", WEIGHTS)
+def test_export_weight_as_param(name):
+    check_export(CASES[name], GOLDEN[name], OPSETS[-1], params=["in1"])
+
+
+@pytest.mark.parametrize("case", [c for c in cases_linalg.CASES if _no_onnx(c)],
+                         ids=lambda c: c["name"])
+def test_no_onnx_ops_refuse_by_name(case):
+    with pytest.raises(UnsupportedOpError, match=case["op"].replace("linalg_", "_linalg_")):
+        export_case(case, GOLDEN[case["name"]], OPSETS[-1])
+
+
+# Dynamic dims never baked into the N-d reshapes: {input: axis} per case.
+DYNAMIC = {
+    "dot_2d": {"in0": 0},
+    "dot_nd_lhs": {"in0": 0},
+    "dot_nd_both": {"in0": 0, "in1": 2},
+    "dot_nd_transpose_a": {"in0": 1},
+    "dot_nd_transpose_b": {"in1": 0},
+    "dot_nd_transpose_both": {"in0": 2},
+    "dot_vec_mat": {"in1": 1},
+    "dot_mat_vec": {"in0": 0},
+    "batch_dot_transpose_b": {"in0": 0, "in1": 0},
+    "batch_dot_4d": {"in0": 1, "in1": 1},
+    "gemm2_axis0": {"in0": 1, "in1": 1},
+    "gemm2_transposes": {"in0": 0, "in1": 0},
+    "gemm": {"in0": 0, "in1": 0, "in2": 0},
+    "gemm_transposes_axis0": {"in0": 1, "in1": 1, "in2": 1},
+    "syrk": {"in0": 0},
+    "trmm_flags": {"in1": 0},
+    "extractdiag_neg_offset": {"in0": 0},
+    "makediag": {"in0": 0},
+    "det": {"in0": 0},
+    "slogdet": {"in0": 0},
+}
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", list(DYNAMIC))
+def test_dynamic(name, opset):
+    check_dynamic(CASES[name], GOLDEN[name], opset, DYNAMIC[name])

@@ -1,0 +1,49 @@
+"""ONNX export of the reductions (gluonport/ops/reduce.py) against MXNet 1.9.1's goldens."""
+
+import numpy as np
+import pytest
+
+from tests.onnx._export_check import OPSETS, check_dynamic, check_export
+from tests.ops import cases_reduce
+from tests.ops._check import load_golden
+
+GOLDEN = load_golden("reduce")
+CASES = {c["name"]: c for c in cases_reduce.CASES}
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("case", cases_reduce.CASES, ids=list(CASES))
+def test_export(case, opset):
+    check_export(case, GOLDEN[case["name"]], opset)
+
+
+# Dynamic batch (axis 0): reductions over it need the element count from Shape (integer mean).
+DYNAMIC = ["sum_axis1", "sum_all", "sum_exclude_keepdims", "mean_axis1", "mean_all",
+           "mean_int32_truncates", "mean_int8_wraps", "prod_axis0", "nansum_axis1",
+           "max_keepdims", "min_exclude", "norm_frobenius", "norm_int32_ties",
+           "argmax_global_keepdims", "argmax_axis1", "argmax_channel"]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", DYNAMIC)
+def test_dynamic_batch(name, opset):
+    check_dynamic(CASES[name], GOLDEN[name], opset, {"in0": 0})
+
+
+# Beyond the table, vs the numpy executor: integer means over a dynamic axis (the count comes
+# from Shape) and norm's out_dtype.
+I32 = np.random.RandomState(5).randint(-9, 10, (3, 4, 5)).astype(np.int32)
+EXTRA = [({"name": "mean_int32_axis0", "op": "mean", "attrs": {"axis": 0}}, I32),
+         ({"name": "mean_int32_all", "op": "mean"}, I32),
+         ({"name": "mean_int8_exclude", "op": "mean", "attrs": {"axis": 2, "exclude": True}},
+          I32.astype(np.int8)),
+         ({"name": "norm_out_float64", "op": "norm", "attrs": {"axis": 1, "out_dtype": "float64"},
+           "rtol": 1e-6}, I32.astype(np.float32) / 7),
+         ({"name": "norm_int32_out_float32", "op": "norm",
+           "attrs": {"ord": 1, "axis": (0, 2), "out_dtype": "float32"}}, I32)]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("case,x", EXTRA, ids=[c["name"] for c, _ in EXTRA])
+def test_dynamic_beyond_table(case, x, opset):
+    check_dynamic(case, {"inputs": [x]}, opset, {"in0": 0}, sizes=(1, 7))
