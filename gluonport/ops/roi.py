@@ -12,7 +12,9 @@ GluonCV's Faster/Mask R-CNN and R-FCN. Bins and weights are computed for all ROI
 * PSROIPooling's bin averages come from an integral image;
 * the proposal ops run greedy NMS over the boxes they keep.
 
-ROIPooling's hidden ``maxidx`` output (backward bookkeeping) is returned as -1.
+ROIPooling's hidden ``maxidx`` output (backward bookkeeping) is returned as -1. A ROI whose batch
+index names no image gives zeros (MXNet zeroes negative indices and reads out of bounds for
+too-large ones).
 """
 
 from __future__ import annotations
@@ -330,7 +332,7 @@ def _f(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).astype(np.float32)
 
 
-def base_anchors(p) -> np.ndarray:
+def _base_anchors(p) -> np.ndarray:
     """Faster R-CNN's ``GenerateAnchors``: ``(len(ratios)*len(scales), 4)`` float32 boxes
     around a ``feature_stride`` cell, ratio-major."""
     w = h = _f32(p.feature_stride - 1.0) + _f32(1)
@@ -416,7 +418,7 @@ def _proposals_one(p, anchors, scores, deltas, info):
 
 
 def _proposal_inputs(p, cls_prob, bbox_pred):
-    anchors = base_anchors(p)
+    anchors = _base_anchors(p)
     num = cls_prob.shape[1] // 2
     if num != len(anchors):
         raise OpAttributeError(f"Proposal: cls_prob has {num} anchors per position (channels / "
