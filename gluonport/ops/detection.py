@@ -29,8 +29,8 @@ from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
 from .registry import OpDef, register
 
-__all__ = ["as_f32", "corner_boxes", "float32_only", "greedy_nms", "op_def", "require_float32",
-           "shape_checked"]
+__all__ = ["as_f32", "corner_boxes", "float32_only", "greedy_nms", "last_dim", "op_def",
+           "require_float32", "shape_checked"]
 
 _FORMATS = ("corner", "center")
 
