@@ -250,8 +250,9 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
     for node in g.order:
         if node.op is not None:
             _convert_node(ctx, node, tnames, g)
-    used = {i for n in ctx.nodes for i in n.input}
     outputs = [tnames[(id(n), i)] for n, i in sym._outputs]
+    ctx.nodes = _live_nodes(ctx.nodes, set(outputs))
+    used = {i for n in ctx.nodes for i in n.input}
     inits = [numpy_helper.from_array(np.ascontiguousarray(v), name)
              for name, v in ctx.param_values.items() if name in used]
     inits += [numpy_helper.from_array(np.asarray(v), name)
@@ -281,6 +282,18 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
         model.metadata_props.add(key=k, value=str(v))
     del onnx
     return model
+
+
+def _live_nodes(nodes: list, outputs: set[str]) -> list:
+    """``nodes`` (in topological order) without those whose outputs nobody reads: a handler
+    that folds parameters at export time (RNN's re-laid-out weights) leaves the MXNet-side
+    chain that built them unread, and its weights must not be stored twice."""
+    live, kept = set(outputs), []
+    for node in reversed(nodes):
+        if any(o in live for o in node.output if o):
+            kept.append(node)
+            live.update(node.input)
+    return kept[::-1]
 
 
 def _dedupe_outputs(ctx: ExportContext, outs: list) -> list:

@@ -347,12 +347,40 @@ def _check_onnx_options(ctx, p) -> None:
                        "express (its 'clip' bounds the gate inputs); drop the clip to export")
 
 
-def _weights(ctx, index: np.ndarray, dtype: np.dtype, hint: str) -> str:
-    """One ONNX weight tensor: a re-laid-out initializer when the flat vector is known,
-    else a Gather from the graph tensor."""
+# Pure, cheap ops through which the flat vector is folded from parameters at export time:
+# Gluon's RNN layers feed RNN ``_rnn_param_concat(w.reshape(-1), ...)``.
+_FOLDABLE = frozenset(("_rnn_param_concat", "Concat", "Reshape", "Flatten", "Cast", "_copy"))
+
+
+def _folded(ctx, node, index: int, budget: list[int]) -> np.ndarray | None:
+    """The value of MXNet tensor ``(node, index)`` when it is computed from parameters by
+    :data:`_FOLDABLE` ops only (at most ``budget[0]`` of them), else ``None``."""
+    if node.op is None:
+        return ctx.param_values.get(node.name)
+    if node.op.name not in _FOLDABLE or budget[0] <= 0:
+        return None
+    budget[0] -= 1
+    values = [_folded(ctx, src, i, budget) for src, i in node.inputs]
+    if any(v is None for v in values):
+        return None
+    return node.op.run(node.params, values)[index]
+
+
+def _flat_params(ctx) -> np.ndarray | None:
+    """The flat parameter vector when it is known at export time."""
     flat = ctx.param(1)
     if flat is None:
         flat = ctx.initializers.get(ctx.inputs[1])
+    if flat is None and ctx.node is not None:
+        src, index = ctx.node.inputs[1]
+        flat = _folded(ctx, src, index, [4096])
+    return flat
+
+
+def _weights(ctx, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
+             hint: str) -> str:
+    """One ONNX weight tensor: a re-laid-out initializer when the flat vector is known,
+    else a Gather from the graph tensor."""
     if flat is not None:
         return ctx.const(np.asarray(flat)[index].astype(dtype), hint)
     picked = ctx.make("Gather", [ctx.inputs[1], ctx.const(index, hint + "_index")], axis=0)
@@ -400,23 +428,25 @@ def _rnn_onnx(ctx) -> None:
     # onnxruntime has no float64 RNN/GRU/LSTM kernels (ONNX allows them): run in float32
     work = np.dtype(np.float32) if dtype == np.float64 else dtype
     dirs, lstm = (2 if p.bidirectional else 1), p.mode == "lstm"
-    n_out = (3 if lstm else 2) if p.state_outputs else 1
+    wanted = [k for k in range(1, 3 if lstm else 2) if p.state_outputs and ctx.wants(k)]
     x = ctx.inputs[0] if work == dtype else ctx.cast_to(ctx.inputs[0], work)
     seq = ctx.cast_to(ctx.inputs[-1], np.int32) if p.use_sequence_length else ""
     states: list[list[str]] = [[], []]
+    flat = _flat_params(ctx)
     for layer, (w, r, b) in enumerate(onnx_weight_layout(p, int(ctx.shape[2]))):
-        ins = [x, _weights(ctx, w, work, "W"), _weights(ctx, r, work, "R"),
-               _weights(ctx, b, work, "B"), seq, _state_slice(ctx, 2, layer, dirs, work)]
+        ins = [x, _weights(ctx, flat, w, work, "W"), _weights(ctx, flat, r, work, "R"),
+               _weights(ctx, flat, b, work, "B"), seq, _state_slice(ctx, 2, layer, dirs, work)]
         if lstm:
             ins.append(_state_slice(ctx, 3, layer, dirs, work))
-        outs = ctx.make(_ONNX_OP[p.mode], ins, outputs=n_out, **_layer_attrs(p, dirs))
-        outs = outs if isinstance(outs, list) else [outs]
-        for k, name in enumerate(outs[1:]):
-            states[k].append(name)
+        outs = [ctx.fresh("y")] + [ctx.fresh(f"state{k}") if k in wanted else ""
+                                   for k in range(1, max(wanted, default=0) + 1)]
+        ctx.make(_ONNX_OP[p.mode], ins, outputs=outs, **_layer_attrs(p, dirs))
+        for k in wanted:
+            states[k - 1].append(outs[k])
         x = _layer_output(ctx, outs[0], dirs)
     deliver(ctx, x, 0, work)
-    for k in range(n_out - 1):
-        deliver(ctx, _joined(ctx, states[k]), k + 1, work)
+    for k in wanted:
+        deliver(ctx, _joined(ctx, states[k - 1]), k, work)
 
 
 def _param_concat_onnx(ctx) -> None:

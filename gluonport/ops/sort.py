@@ -231,7 +231,9 @@ def _topk_onnx(ctx) -> None:
     _, idx, x, ax = _top(ctx, p.k, p.axis, p.is_ascend, ctx.outputs[0] if with_values else None)
     if p.ret_typ == "mask":
         return deliver(ctx, _mask(ctx, x, idx, ax, p.axis is None))
-    deliver(ctx, idx, 1 if with_values else 0, np.int64)
+    k = 1 if with_values else 0
+    if ctx.wants(k):  # 'value' keeps its int32 indices as a hidden output
+        deliver(ctx, idx, k, np.int64)
 
 
 def _sort_onnx(ctx) -> None:
@@ -240,7 +242,8 @@ def _sort_onnx(ctx) -> None:
 
     p = ctx.params
     _, idx, _, _ = _top(ctx, 0, p.axis, p.is_ascend, ctx.outputs[0])
-    deliver(ctx, idx, 1, np.int64)
+    if ctx.wants(1):
+        deliver(ctx, idx, 1, np.int64)
 
 
 def _argsort_onnx(ctx) -> None:

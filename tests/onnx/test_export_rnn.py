@@ -73,22 +73,22 @@ T, N, C, H = 5, 3, 4, 3
 
 
 def _rnn_graph(mode, layers, bidir, n_parts=1, **attrs):
-    """An RNN whose flat parameters are the concat of ``n_parts`` variables (as Gluon's RNN
-    layers build them); returns (symbol, data feed, param feed)."""
+    """An RNN whose flat parameters are ``_rnn_param_concat`` of ``n_parts`` 2-d variables,
+    each ``reshape(-1)``-ed, as Gluon's RNN layers build them; returns (symbol, data feed,
+    param feed)."""
     dirs = 2 if bidir else 1
     size = rnn_param_size(mode, H, layers, bidir, C)
     cuts = np.linspace(0, size, n_parts + 1).astype(int)
     flat = RNG.uniform(-0.7, 0.7, size).astype(np.float32)
-    pvals = {f"w{k}": flat[cuts[k]:cuts[k + 1]] for k in range(n_parts)}
-    parts = [mx.sym.var(k) for k in pvals]
+    pvals = {f"w{k}": flat[cuts[k]:cuts[k + 1]].reshape(-1, 1) for k in range(n_parts)}
+    parts = [mx.sym.reshape(mx.sym.var(k), shape=(-1,)) for k in pvals]
     wsym = parts[0] if n_parts == 1 else mx.sym.invoke("_rnn_param_concat", parts, {"dim": 0})
     names = ["data", "h0"] + (["c0"] if mode == "lstm" else [])
     data = {"data": RNG.uniform(-1, 1, (T, N, C)).astype(np.float32)}
     for k in names[1:]:
         data[k] = RNG.uniform(-1, 1, (layers * dirs, N, H)).astype(np.float32)
     ins = [mx.sym.var("data"), wsym] + [mx.sym.var(k) for k in names[1:]]
-    extra = attrs.pop("extra", {})
-    for k, v in extra.items():
+    for k, v in attrs.pop("extra", {}).items():
         data[k] = v
         ins.append(mx.sym.var(k))
     sym = mx.sym.invoke("RNN", ins, {"mode": mode, "state_size": H, "num_layers": layers,
@@ -112,9 +112,10 @@ def _export_vs_executor(sym, data, pvals, opset=None):
 def test_gluon_style_param_concat_becomes_initializers(mode):
     sym, data, pvals = _rnn_graph(mode, 2, True, n_parts=4)
     model = _export_vs_executor(sym, data, pvals)
-    ops = {n.op_type for n in model.graph.node}
-    assert "Gather" not in ops, "weights known at export time must become initializers"
-    assert not {i.name for i in model.graph.initializer} & set(pvals), "raw vectors dropped"
+    assert "Gather" not in {n.op_type for n in model.graph.node}, (
+        "weights known at export time must become initializers")
+    stored = sum(int(np.prod(t.dims)) for t in model.graph.initializer if len(t.dims) > 1)
+    assert stored == sum(v.size for v in pvals.values()), "each weight stored once"
 
 
 @pytest.mark.parametrize("mode,layers,bidir", [("lstm", 2, True), ("gru", 1, True),
@@ -133,3 +134,13 @@ def test_lstm_state_clip_refused():
                                   lstm_state_clip_max=1.0)
     with pytest.raises(ConversionError, match="lstm_state_clip"):
         export_symbol(sym, pvals, in_shapes={k: v.shape for k, v in data.items()})
+
+
+def test_unused_states_are_not_computed():
+    """Only the states a graph reads are ONNX outputs (here cy without hy)."""
+    sym, data, pvals = _rnn_graph("lstm", 2, True)
+    picked = mx.sym.Group([sym[0], sym[2]])
+    model = _export_vs_executor(picked, data, pvals)
+    for node in model.graph.node:
+        if node.op_type == "LSTM":
+            assert list(node.output)[1] == "" and list(node.output)[2]
