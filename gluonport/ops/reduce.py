@@ -220,7 +220,8 @@ register(OpDef(
 # ONNX Reduce* take ``axes`` as an attribute until opset 18 (ReduceSum: until 13) and as an input
 # after. onnxruntime has no int8/uint8/int16 reductions and its ReduceMax/ArgMax look past a NaN
 # that is not first, so reductions widen small ints and float16 (MXNet accumulates float16 in
-# float32 too) and add NaN handling where MXNet propagates NaN.
+# float32 too) and add NaN handling where MXNet propagates NaN. ArgMax/ArgMin see a NaN as
+# +/-inf: the first NaN wins as in MXNet, unless an infinity of that sign comes before it.
 _WIDEN = {"float16": np.float32, "int8": np.int32, "uint8": np.int32, "int16": np.int32,
           "uint16": np.int32}
 
