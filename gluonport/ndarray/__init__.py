@@ -56,13 +56,17 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
-           infer_range: bool = False, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """Evenly spaced values, each repeated ``repeat`` times (``mx.nd.arange``; float32)."""
-    data = np.arange(start, stop, step, dtype=np.float64) if stop is not None else \
-        np.arange(0, start, step, dtype=np.float64)
-    if repeat != 1:
-        data = np.repeat(data, repeat)
-    return NDArray(data.astype(_dtype(dtype)), ctx or current_context())
+           infer_range: bool | None = None, ctx: Context | None = None,
+           dtype: Any = None) -> NDArray:
+    """Evenly spaced values, each repeated ``repeat`` times (``mx.nd.arange``; float32).
+
+    Runs the ``_arange`` operator, so values are computed in ``dtype`` exactly as MXNet does
+    (``start + i * step`` in float32; integer dtypes truncate ``start`` and ``step`` first).
+    ``infer_range`` is accepted and ignored, as in MXNet 1.9.1 (deprecated there).
+    """
+    return invoke("_arange", (), {"start": start, "stop": stop, "step": step, "repeat": repeat,
+                                  "dtype": _dtype(dtype),
+                                  "ctx": ctx or current_context()})
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
@@ -114,6 +118,6 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
-from . import random  # noqa: E402  (hand-written nd.random wrappers win over generated ones)
+from . import random  # noqa: E402, F401  (hand-written wrappers win over generated ones)
 
 populate(sys.modules[__name__], _make_function)

@@ -119,8 +119,13 @@ def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") 
 
 def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
     """A broadcasting binary op (``broadcast_add``): inputs ``lhs``, ``rhs``."""
+
+    def compute(p, a, b):
+        broadcast_shapes(a.shape, b.shape)  # ShapeError naming both shapes, not numpy's error
+        return fn(a, b)
+
     return register(OpDef(
-        name, compute=lambda p, a, b: fn(a, b), inputs=("lhs", "rhs"),
+        name, compute=compute, inputs=("lhs", "rhs"),
         infer_shape=_broadcast_rule, aliases=aliases, doc=doc))
 
 
