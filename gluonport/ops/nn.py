@@ -19,6 +19,15 @@ MXNet facts kept here (checked against MXNet 1.9.1):
   ``softmin`` declare ``use_length`` but have no such input in 1.9.1.
 * ``SoftmaxActivation(mode='instance')`` normalises over the *last* axis (MXNet flattens to
   ``(prod(shape[:-1]), shape[-1])``); ``mode='channel'`` over axis 1 of an input of rank >= 3.
+
+ONNX export (handlers at the end; shared helpers ``onnx_*`` used by norm.py and output.py):
+``FullyConnected`` is Flatten + Gemm(transB=1) or MatMul + Add; PReLU's slope is laid out as
+(1, C, 1, ...); ``gelu`` is ``Gelu`` from opset 20, an Erf formula before; ``rrelu`` is
+LeakyRelu with the mean slope and refuses a read mask; ``Dropout`` is Identity, and with
+``mode='always'`` a training-mode ``Dropout`` (random numbers differ from MXNet's); softmax's
+length input becomes a Range < length mask. float16 data of multi-node lowerings is computed in
+float32 between Casts (as MXNet computes); float64 data through an op onnxruntime has no double
+kernel for (``NO_DOUBLE_KERNEL``) is computed in float32 (relative error ~1e-7).
 """
 
 from __future__ import annotations
@@ -27,12 +36,16 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import dtypes
 from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
+from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
 from .registry import OpDef, register
 
-__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype"]
+__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "NO_DOUBLE_KERNEL",
+           "named", "onnx_work_dtype", "onnx_input_as", "onnx_compute", "onnx_reduce",
+           "onnx_dim"]
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -194,20 +207,25 @@ def _leaky_shape(p, in_shapes: list) -> tuple[list, list]:
     return ins, [tuple(data)] * _leaky_n_out(p)
 
 
-def _gamma_view(gamma: np.ndarray, data_shape: tuple) -> np.ndarray:
+def _gamma_view_shape(gamma_shape: tuple, data_shape: tuple) -> list[int]:
     """MXNet's PReLU broadcast: gamma's dims align from the right onto data axes 0 and 1 only
-    (so a (C,) gamma scales axis 1 of NCHW data); a dim must equal the data's or be 1."""
+    (so a (C,) gamma scales axis 1 of NCHW data); a dim must equal the data's or be 1. Returns
+    gamma's shape as a view of the data's rank."""
     out = [1] * len(data_shape)
-    s = gamma.ndim - 1
+    s = len(gamma_shape) - 1
     for i in range(len(data_shape) - 1, -1, -1):
-        if s >= 0 and i <= 1 and gamma.shape[s] in (data_shape[i], 1):
-            out[i] = gamma.shape[s]
+        if s >= 0 and i <= 1 and gamma_shape[s] in (data_shape[i], 1):
+            out[i] = gamma_shape[s]
             s -= 1
     if s != -1:
-        raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape {gamma.shape} to "
-                         f"data of shape {data_shape}; gamma must be (C,) for channel axis 1 "
-                         "or (1,)")
-    return gamma.reshape(out)
+        raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma of shape "
+                         f"{tuple(gamma_shape)} to data of shape {tuple(data_shape)}; gamma must "
+                         "be (C,) for channel axis 1 or (1,)")
+    return out
+
+
+def _gamma_view(gamma: np.ndarray, data_shape: tuple) -> np.ndarray:
+    return gamma.reshape(_gamma_view_shape(gamma.shape, data_shape))
 
 
 def _leaky(p, x: np.ndarray, gamma: np.ndarray | None = None):
@@ -431,3 +449,279 @@ register(OpDef(
     params={"mode": Enum(("instance", "channel"), "instance")},
     compute=_softmax_activation,
     doc="Deprecated softmax: mode='instance' over the last axis, 'channel' over axis 1."))
+
+
+# --- ONNX export ---------------------------------------------------------------------------------
+# onnxruntime's CPU provider has no double kernel for these ONNX ops (onnxruntime 1.16 to 1.31):
+# float64 data goes through them in float32 (relative error ~1e-7) so the model still runs.
+NO_DOUBLE_KERNEL = frozenset({"Softplus", "Softsign", "Elu", "Selu", "LeakyRelu", "PRelu", "Erf",
+                              "Gelu", "LRN", "InstanceNormalization"})
+
+
+def named(out: str | None) -> list[str] | None:
+    """``outputs=`` for ``ctx.make``: the given name, or a fresh one when ``None``."""
+    return [out] if out else None
+
+
+def onnx_work_dtype(dtype, op_types: tuple[str, ...] = (), keep_f16: bool = False) -> np.dtype:
+    """The dtype an exported op computes in: float32 for float16 data (MXNet computes float16
+    in float32 and rounds once; ``keep_f16`` for single elementwise nodes, whose kernels round
+    once too) and for float64 data through an op in ``NO_DOUBLE_KERNEL``; otherwise the
+    data's own."""
+    dt = np.dtype(dtype)
+    if (dt == np.float16 and not keep_f16) or (
+            dt == np.float64 and NO_DOUBLE_KERNEL.intersection(op_types)):
+        return np.dtype(np.float32)
+    return dt
+
+
+def onnx_input_as(ctx, i: int, dtype) -> str:
+    """Input ``i`` in ``dtype``: itself, a converted initializer (parameters), or a Cast."""
+    dtype = np.dtype(dtype)
+    if ctx.in_dtypes[i] == dtype:
+        return ctx.inputs[i]
+    value = ctx.param(i)
+    if value is not None:
+        return ctx.const(value.astype(dtype), f"{i}_as_{dtype.name}")
+    return ctx.cast_to(ctx.inputs[i], dtype)
+
+
+def onnx_compute(ctx, build: Callable, op_types: tuple[str, ...] = (), out_dtype=None,
+                 keep_f16: bool = False) -> None:
+    """Define ``ctx.outputs[0]`` as ``build(x, out)`` on input 0 in its work dtype
+    (:func:`onnx_work_dtype`), cast to ``out_dtype`` (default: the input's) when they differ.
+
+    ``build`` returns its result's tensor name and writes it to ``out`` when ``out`` is given
+    (no cast needed), else to a fresh name.
+    """
+    dt = np.dtype(ctx.in_dtypes[0])
+    work = onnx_work_dtype(dt, op_types, keep_f16)
+    target = np.dtype(out_dtype) if out_dtype is not None else dt
+    x = onnx_input_as(ctx, 0, work)
+    if target == work:
+        build(x, ctx.outputs[0])
+        return
+    ctx.make("Cast", [build(x, None)], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(target))
+
+
+def onnx_reduce(ctx, op_type: str, x: str, axes, keepdims: bool = True,
+                out: str | None = None) -> str:
+    """``Reduce*`` over ``axes``: an attribute before opset 18 (ReduceSum: before 13), an
+    input from then on."""
+    axes = [int(a) for a in axes]
+    if op_type == "ReduceSum" or ctx.opset >= 18:
+        return ctx.make(op_type, [x, ctx.ints(axes, "axes")], outputs=named(out),
+                        keepdims=int(keepdims))
+    return ctx.make(op_type, [x], outputs=named(out), axes=axes, keepdims=int(keepdims))
+
+
+def onnx_dim(ctx, i: int, axis: int) -> str:
+    """Dim ``axis`` of input ``i`` as an int64 scalar tensor; read at run time when it varies
+    with the dynamic axes (its example value must not be baked in)."""
+    if not ctx.is_dynamic(i, axis):
+        return ctx.const(np.int64(ctx.in_shapes[i][axis]), "dim")
+    shape = ctx.make("Shape", [ctx.inputs[i]])
+    return ctx.make("Gather", [shape, ctx.const(np.int64(axis), "axis")], axis=0)
+
+
+def _fc_bias(ctx) -> str:
+    """The bias as a (num_hidden,) tensor (MXNet also accepts (num_hidden, 1))."""
+    if len(ctx.in_shapes[2]) == 1:
+        return ctx.inputs[2]
+    value = ctx.param(2)
+    if value is not None:
+        return ctx.const(value.reshape(-1), "bias")
+    return ctx.make("Reshape", [ctx.inputs[2], ctx.ints([-1], "bias_shape")])
+
+
+def _fc_onnx(ctx) -> None:
+    """flatten: ``Flatten(axis=1)`` + ``Gemm(transB=1)`` (the weight keeps MXNet's layout, the
+    batch stays dynamic); otherwise ``MatMul`` with the transposed weight + ``Add``."""
+    p, out = ctx.params, ctx.outputs[0]
+    bias = [] if p.no_bias else [_fc_bias(ctx)]
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    if p.flatten:
+        if len(ctx.shape) != 2:
+            x = ctx.make("Flatten", [x], axis=1)
+        ctx.make("Gemm", [x, w] + bias, outputs=[out], transB=1)
+        return
+    value = ctx.param(1)
+    wt = (ctx.const(np.ascontiguousarray(value.T), "weight_t") if value is not None
+          else ctx.make("Transpose", [w], perm=[1, 0]))
+    if not bias:
+        ctx.make("MatMul", [x, wt], outputs=[out])
+        return
+    ctx.make("Add", [ctx.make("MatMul", [x, wt]), bias[0]], outputs=[out])
+
+
+attach("FullyConnected", _fc_onnx)
+
+
+_ACT_ONNX = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus",
+             "softsign": "Softsign"}
+
+
+def _elementwise(ctx, op_type: str, **attrs) -> None:
+    """One elementwise node. float16 stays float16 (a single elementwise kernel rounds once,
+    as MXNet's float32 computation does); float64 without a double kernel in onnxruntime goes
+    through float32."""
+    onnx_compute(ctx, lambda x, out: ctx.make(op_type, [x], outputs=named(out), **attrs),
+                 (op_type,), keep_f16=True)
+
+
+attach("Activation", lambda ctx: _elementwise(ctx, _ACT_ONNX[ctx.params.act_type]))
+
+
+def _prelu_onnx(ctx) -> None:
+    """``PRelu`` with the slope laid out as MXNet broadcasts it: (C,) becomes (1, C, 1, ..., 1)
+    (ONNX broadcasts from the right, so a (C,) slope would scale the last axis; onnxruntime and
+    TensorRT refuse it on 4-d data)."""
+    view = _gamma_view_shape(tuple(ctx.in_shapes[1]), tuple(ctx.shape))
+    work = onnx_work_dtype(ctx.dtype, ("PRelu",), keep_f16=True)
+    value = ctx.param(1)
+    if value is not None:
+        slope = ctx.const(value.astype(work).reshape(view), "slope")
+    else:
+        slope = ctx.make("Reshape", [onnx_input_as(ctx, 1, work), ctx.ints(view, "slope_shape")])
+    onnx_compute(ctx, lambda x, out: ctx.make("PRelu", [x, slope], outputs=named(out)),
+                 ("PRelu",), keep_f16=True)
+
+
+def _gelu_onnx(ctx) -> None:
+    """``Gelu`` from opset 20; before, ``0.5 x (1 + Erf(x / sqrt 2))``; in float32 for float16
+    data (several roundings otherwise)."""
+    if ctx.opset >= 20:
+        onnx_compute(ctx, lambda x, out: ctx.make("Gelu", [x], outputs=named(out)), ("Gelu",))
+        return
+
+    def build(x: str, out: str | None) -> str:
+        dt = onnx_work_dtype(ctx.dtype, ("Erf",))
+        erf = ctx.make("Erf", [ctx.make("Mul", [x, ctx.const(dt.type(_SQRT_HALF), "rsqrt2")])])
+        half_x = ctx.make("Mul", [x, ctx.const(dt.type(0.5), "half")])
+        one_plus = ctx.make("Add", [erf, ctx.const(dt.type(1.0), "one")])
+        return ctx.make("Mul", [half_x, one_plus], outputs=named(out))
+
+    onnx_compute(ctx, build, ("Erf",))
+
+
+def _leaky_onnx(ctx) -> None:
+    p = ctx.params
+    act = p.act_type
+    if act == "rrelu" and ctx.wants(1):
+        raise ctx.fail("the 'mask' output of LeakyReLU(act_type='rrelu') is read, but MXNet "
+                       "leaves it unwritten at inference, so it has no ONNX equivalent; use "
+                       "only output 0 (sym[0])")
+    if act == "prelu":
+        _prelu_onnx(ctx)
+    elif act == "gelu":
+        _gelu_onnx(ctx)
+    elif act == "leaky":
+        _elementwise(ctx, "LeakyRelu", alpha=float(np.float32(p.slope)))
+    elif act == "rrelu":  # inference: the mean of the bounds, summed in float32 as MXNet does
+        slope = (np.float32(p.lower_bound) + np.float32(p.upper_bound)) / np.float32(2)
+        _elementwise(ctx, "LeakyRelu", alpha=float(slope))
+    elif act == "elu":
+        _elementwise(ctx, "Elu", alpha=float(np.float32(p.slope)))
+    else:  # selu: MXNet's float constants, equal to ONNX's defaults, written out anyway
+        _elementwise(ctx, "Selu", alpha=_SELU_ALPHA, gamma=_SELU_LAMBDA)
+
+
+attach("LeakyReLU", _leaky_onnx)
+
+
+def _dropout_onnx(ctx) -> None:
+    """Identity at inference. ``mode='always'`` keeps dropping at inference in MXNet, so it is
+    exported as ``Dropout`` with ``training_mode=True`` (the random numbers differ from
+    MXNet's, the distribution does not); with ``axes`` the bool mask output of a Dropout on a
+    slice of the mask's shape (one draw shared along ``axes``) scales x. onnxruntime implements
+    Dropout at every opset, RandomUniformLike only up to opset 21."""
+    p = ctx.params
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    if ctx.wants(1):
+        raise ctx.fail("Dropout's hidden 'mask' output is read; it has no ONNX export (MXNet "
+                       "does not write it at inference)")
+    if p.mode != "always" or p.p <= 0:
+        ctx.make("Identity", [x], outputs=[out])
+        return
+    if p.p >= 1:  # everything dropped; ONNX's ratio must be < 1
+        ctx.make("Mul", [x, ctx.const(np.zeros((), ctx.dtype), "zero")], outputs=[out])
+        return
+    ratio = ctx.const(np.float32(p.p), "ratio")
+    train = ctx.const(np.bool_(True), "training_mode")
+    if not p.axes:
+        ctx.make("Dropout", [x, ratio, train], outputs=[out])
+        return
+    axes = [norm_axis(a, len(ctx.shape), "Dropout axes entry") for a in p.axes]
+    zeros, ones = ctx.ints([0] * len(axes), "starts"), ctx.ints([1] * len(axes), "ends")
+    like = ctx.make("Slice", [x, zeros, ones, ctx.ints(axes, "axes")])
+    _, kept = ctx.make("Dropout", [like, ratio, train], outputs=2)
+    scale = ctx.const(np.asarray(1.0 / (1.0 - p.p), ctx.dtype), "inv_keep")
+    mask = ctx.make("Mul", [ctx.cast_to(kept, ctx.dtype), scale])
+    ctx.make("Mul", [x, mask], outputs=[out])
+
+
+attach("Dropout", _dropout_onnx)
+
+
+def _length_mask(ctx, ax: int, rank: int) -> str:
+    """``arange(dim) < length`` along ``ax`` (bool, broadcast to the data), as
+    ``softmax(use_length=True)`` masks."""
+    dim = onnx_dim(ctx, 0, ax)
+    idx = ctx.make("Range", [ctx.const(np.int64(0), "zero"), dim, ctx.const(np.int64(1), "one")])
+    if rank - ax - 1 > 0:
+        idx = ctx.make("Reshape", [idx, ctx.ints([-1] + [1] * (rank - ax - 1), "idx_shape")])
+    lens = ctx.cast_to(ctx.inputs[1], np.int64)
+    if rank > 1:  # length has the data's shape without ``ax``
+        lens = ctx.make("Unsqueeze", [lens, ctx.ints([ax], "len_axis")])
+    return ctx.make("Less", [idx, lens])
+
+
+def _softmax_onnx(*, log: bool = False, negate: bool = False) -> Callable:
+    """softmax / log_softmax / softmin: ``Softmax``/``LogSoftmax`` on ``x / temperature``
+    (negated for softmin) in float32 for float16 data, then cast to ``dtype``. With a length
+    input, positions past it are -inf before and 0 after the softmax (0 everywhere when the
+    length is 0, as MXNet gives)."""
+
+    def handler(ctx) -> None:
+        p = ctx.params
+        rank = len(ctx.shape)
+        ax = norm_axis(p.axis, rank)
+        if p.use_length and len(ctx.inputs) < 2:
+            raise ctx.fail("use_length=True without a length input (MXNet 1.9.1 gives one to "
+                           "softmax only); drop use_length")
+
+        def build(x: str, out: str | None) -> str:
+            work = np.dtype(onnx_work_dtype(ctx.dtype))
+            if negate:
+                x = ctx.make("Neg", [x])
+            if p.temperature is not None and p.temperature != 1.0:
+                # MXNet casts the temperature to the data's dtype first
+                t = work.type(ctx.dtype.type(p.temperature))
+                x = ctx.make("Div", [x, ctx.const(t, "temperature")])
+            valid = _length_mask(ctx, ax, rank) if len(ctx.inputs) > 1 else None
+            if valid is not None:
+                x = ctx.make("Where", [valid, x, ctx.const(work.type(-np.inf), "neg_inf")])
+            op_type = "LogSoftmax" if log else "Softmax"
+            y = ctx.make(op_type, [x], outputs=None if valid is not None else named(out),
+                         axis=ax)
+            if valid is None:
+                return y
+            zero = ctx.const(work.type(0), "zero_out")
+            return ctx.make("Where", [valid, y, zero], outputs=named(out))
+
+        onnx_compute(ctx, build, out_dtype=p.dtype)
+
+    return handler
+
+
+attach("softmax", _softmax_onnx())
+attach("log_softmax", _softmax_onnx(log=True))
+attach("softmin", _softmax_onnx(negate=True))
+
+
+def _softmax_activation_onnx(ctx) -> None:
+    axis = 1 if ctx.params.mode == "channel" else -1
+    onnx_compute(ctx, lambda x, out: ctx.make("Softmax", [x], outputs=named(out), axis=axis))
+
+
+attach("SoftmaxActivation", _softmax_activation_onnx)

@@ -19,16 +19,36 @@ MXNet facts kept here (checked against MXNet 1.9.1):
 * ``L2Normalization`` divides by ``sqrt(sum(x**2) + eps)``; hidden output ``norm``.
 * ``LRN`` (4-d input, odd ``nsize``): ``x * (knorm + alpha / nsize * sum_window(x**2))**-beta``
   over a channel window; hidden output ``tmp_norm``.
+
+ONNX export: BatchNorm is BatchNormalization with a ones gamma under ``fix_gamma`` (MXNet's own
+exporter used the stored gamma), transposed for a channel axis other than 1, with its visible
+mean/var outputs computed; LayerNorm is LayerNormalization (opset >= 17, last axis) or a
+ReduceMean composition over its one axis; GroupNorm (per-group gamma/beta) is InstanceNormalization
+on (N, G, -1); L2Normalization composes ``x / sqrt(sum(x**2) + eps)``; LRN maps to LRN. Hidden
+outputs that MXNet keeps for backward only (InstanceNorm's, L2Normalization's, LRN's) are
+refused with the node named when a graph reads them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from .. import dtypes
 from ..attrs import Bool, Enum, Float, Int, Optional, Str
 from ..errors import OpAttributeError, ShapeError
+from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
-from .nn import require_float, work_dtype
+from .nn import (
+    named,
+    onnx_compute,
+    onnx_input_as,
+    onnx_reduce,
+    onnx_work_dtype,
+    require_float,
+    work_dtype,
+)
 from .registry import OpDef, register
 
 __all__: list[str] = []
@@ -353,3 +373,242 @@ register(OpDef(
     num_outputs=2, num_visible_outputs=1, output_names=("output", "tmp_norm"),
     infer_shape=_lrn_shape, compute=_lrn,
     doc="Local response normalisation across channels."))
+
+
+# --- ONNX export ---------------------------------------------------------------------------------
+def _out_name(ctx, k: int, work: np.dtype) -> str | None:
+    """Output ``k``'s name when ``work`` is the data's dtype (no cast back), else ``None``."""
+    return ctx.outputs[k] if work == ctx.dtype else None
+
+
+def _finish(ctx, k: int, y: str, work: np.dtype) -> None:
+    """Define output ``k`` from ``y`` computed in ``work``: a Cast back to the data's dtype
+    (when they are equal, ``y`` was written to the output's name already)."""
+    if work != ctx.dtype:
+        ctx.make("Cast", [y], outputs=[ctx.outputs[k]], to=dtypes.onnx_of(ctx.dtype))
+
+
+def _standardize(ctx, x: str, axes: list[int], eps: float, work: np.dtype,
+                 mean_out: str | None = None, std_out: str | None = None) -> tuple[str, ...]:
+    """``((x - mean) / std, mean, std)`` with ``std = sqrt(mean((x - mean)**2) + eps)`` over
+    ``axes`` (kept as size-1 dims), as MXNet's LayerNorm/GroupNorm compute."""
+    mean = onnx_reduce(ctx, "ReduceMean", x, axes, out=mean_out)
+    xc = ctx.make("Sub", [x, mean])
+    var = onnx_reduce(ctx, "ReduceMean", ctx.make("Mul", [xc, xc]), axes)
+    var_eps = ctx.make("Add", [var, ctx.const(work.type(eps), "eps")])
+    std = ctx.make("Sqrt", [var_eps], outputs=named(std_out))
+    return ctx.make("Div", [xc, std]), mean, std
+
+
+def _affine(ctx, y: str, scale: str, shift: str, view: list[int] | None,
+            out: str | None) -> str:
+    """``y * scale + shift`` with per-channel vectors reshaped to ``view`` first."""
+    if view is not None:
+        shape = ctx.ints(view, "chan_shape")
+        scale = ctx.make("Reshape", [scale, shape])
+        shift = ctx.make("Reshape", [shift, shape])
+    return ctx.make("Add", [ctx.make("Mul", [y, scale]), shift], outputs=named(out))
+
+
+def _chan_view(rank: int, axis: int) -> list[int] | None:
+    """Shape broadcasting a (C,) vector along ``axis`` of a rank-``rank`` tensor (None: as is)."""
+    trailing = rank - axis - 1
+    return None if trailing == 0 else [-1] + [1] * trailing
+
+
+# BatchNorm ----------------------------------------------------------------------------------------
+def _bn_stat_outputs(ctx, mm: str, mv: str, eps: float) -> None:
+    """Visible mean/var outputs (``output_mean_var``) at inference: ``moving_mean`` and the
+    inverse std ``1 / sqrt(moving_var + eps)``, as MXNet 1.9.1 writes them."""
+    if ctx.wants(1):
+        ctx.make("Identity", [mm], outputs=[ctx.outputs[1]])
+    if ctx.wants(2):
+        pdt = np.dtype(ctx.in_dtypes[4])
+        var_eps = ctx.make("Add", [mv, ctx.const(pdt.type(eps), "eps")])
+        ctx.make("Reciprocal", [ctx.make("Sqrt", [var_eps])], outputs=[ctx.outputs[2]])
+
+
+def _to_channel1(ctx, x: str, rank: int, ax: int) -> tuple[str, Callable | None]:
+    """Put the channel axis at position 1, where ONNX normalises: a Transpose (or an
+    Unsqueeze for 1-d data); returns the moved tensor and how to move the result back."""
+    if rank == 1:
+        def undo(y: str, out: str | None) -> str:
+            return ctx.make("Squeeze", [y, ctx.ints([0], "axes")], outputs=named(out))
+
+        return ctx.make("Unsqueeze", [x, ctx.ints([0], "axes")]), undo
+    if ax == 1:
+        return x, None
+    rest = [a for a in range(rank) if a != ax]
+    perm = [rest[0], ax] + rest[1:]
+    back = [int(a) for a in np.argsort(perm)]
+
+    def untranspose(y: str, out: str | None) -> str:
+        return ctx.make("Transpose", [y], outputs=named(out), perm=back)
+
+    return ctx.make("Transpose", [x], perm=perm), untranspose
+
+
+def _bn_onnx_at(fixed_axis: int | None) -> Callable:
+    """BatchNorm at inference: ``BatchNormalization`` with the moving statistics. gamma is a
+    ones initializer when ``fix_gamma`` (MXNet ignores gamma's value then; MXNet's own exporter
+    did not); a channel axis other than 1 is transposed there and back; float16 data is
+    normalised in float32 (its parameters are float32, as in MXNet)."""
+
+    def handler(ctx) -> None:
+        p = ctx.params
+        rank = len(ctx.shape)
+        ax = norm_axis(p.axis if fixed_axis is None else fixed_axis, rank, "channel axis")
+        _, g, b, mm, mv = ctx.inputs
+        pdt = np.dtype(ctx.in_dtypes[3])
+        if p.fix_gamma:
+            g = ctx.const(np.ones(ctx.in_shapes[3], pdt), "gamma_ones")
+        x, undo = _to_channel1(ctx, onnx_input_as(ctx, 0, pdt), rank, ax)
+        out = _out_name(ctx, 0, pdt)
+        y = ctx.make("BatchNormalization", [x, g, b, mm, mv],
+                     outputs=named(None if undo else out), epsilon=float(p.eps))
+        if undo is not None:
+            y = undo(y, out)
+        _finish(ctx, 0, y, pdt)
+        _bn_stat_outputs(ctx, mm, mv, float(p.eps))
+
+    return handler
+
+
+attach("BatchNorm", _bn_onnx_at(None))
+attach("_contrib_SyncBatchNorm", _bn_onnx_at(1))
+
+
+# LayerNorm / InstanceNorm / GroupNorm -------------------------------------------------------------
+def _stat_names(ctx, work: np.dtype) -> tuple[str | None, str | None]:
+    """Names for the mean/std outputs when they are read and need no cast back."""
+    return tuple(_out_name(ctx, k, work) if ctx.wants(k) else None for k in (1, 2))
+
+
+def _finish_stats(ctx, mean: str, std: str, work: np.dtype, squeeze: list[int] | None) -> None:
+    """Define the read mean/std outputs (squeezing ``squeeze`` axes, casting back)."""
+    for k, t in ((1, mean), (2, std)):
+        if not ctx.wants(k):
+            continue
+        if squeeze is not None:
+            t = ctx.make("Squeeze", [t, ctx.ints(squeeze, "axes")],
+                         outputs=named(_out_name(ctx, k, work)))
+        _finish(ctx, k, t, work)
+
+
+def _ln_onnx(ctx) -> None:
+    """LayerNorm normalises over ONE axis. Over the last axis (opset >= 17, mean/std not read):
+    ``LayerNormalization``; otherwise ReduceMean/Sub/Mul/Sqrt/Div with gamma/beta reshaped to
+    broadcast along the axis (ONNX's LayerNormalization would normalise axis..end)."""
+    p = ctx.params
+    rank = len(ctx.shape)
+    ax = norm_axis(p.axis, rank)
+    work = onnx_work_dtype(ctx.dtype)
+    x, g, b = (onnx_input_as(ctx, i, work) for i in range(3))
+    stats = ctx.wants(1) or ctx.wants(2)
+    if ctx.opset >= 17 and ax == rank - 1 and not stats:
+        # stash_type: the precision of the statistics (float32 by default; keep double)
+        y = ctx.make("LayerNormalization", [x, g, b], outputs=named(_out_name(ctx, 0, work)),
+                     axis=ax, epsilon=float(np.float32(p.eps)),
+                     stash_type=dtypes.onnx_of(work) if work == np.float64 else None)
+        _finish(ctx, 0, y, work)
+        return
+    mean_out, std_out = _stat_names(ctx, work)
+    normed, mean, std = _standardize(ctx, x, [ax], float(np.float32(p.eps)), work, mean_out,
+                                     std_out)
+    y = _affine(ctx, normed, g, b, _chan_view(rank, ax), _out_name(ctx, 0, work))
+    _finish(ctx, 0, y, work)
+    _finish_stats(ctx, mean, std, work, None)
+
+
+attach("LayerNorm", _ln_onnx)
+
+
+def _no_hidden(ctx, what: str) -> None:
+    if any(ctx.wants(k) for k in range(1, len(ctx.outputs))):
+        raise ctx.fail(f"its hidden {what} output is read; gluonport does not export it (MXNet "
+                       "hides it: only backward uses it)")
+
+
+def _in_onnx(ctx) -> None:
+    """``InstanceNormalization`` (same eps placement as MXNet); float64 data is composed in
+    double instead (onnxruntime has no double InstanceNormalization)."""
+    _no_hidden(ctx, "mean/var")
+    p = ctx.params
+    rank = len(ctx.shape)
+    work = onnx_work_dtype(ctx.dtype)
+    x, g, b = (onnx_input_as(ctx, i, work) for i in range(3))
+    out = _out_name(ctx, 0, work)
+    if work != np.float64:
+        y = ctx.make("InstanceNormalization", [x, g, b], outputs=named(out),
+                     epsilon=float(np.float32(p.eps)))
+    else:
+        normed, _, _ = _standardize(ctx, x, list(range(2, rank)), float(np.float32(p.eps)),
+                                    work)
+        y = _affine(ctx, normed, g, b, _chan_view(rank, 1), out)
+    _finish(ctx, 0, y, work)
+
+
+attach("InstanceNorm", _in_onnx)
+
+
+def _gn_onnx(ctx) -> None:
+    """MXNet 1.9.1's GroupNorm has one gamma/beta per *group*, unlike ONNX's
+    GroupNormalization (per channel from opset 21): the data is reshaped to (N, G, -1), where
+    ``InstanceNormalization`` with the (G,) gamma/beta is exactly GroupNorm, and back. With
+    mean/std read, or float64 data, the moments are composed instead."""
+    p = ctx.params
+    work = onnx_work_dtype(ctx.dtype)
+    x, g, b = (onnx_input_as(ctx, i, work) for i in range(3))
+    eps = float(np.float32(p.eps))
+    xg = ctx.make("Reshape", [x, ctx.ints([0, p.num_groups, -1], "group_shape")])
+    stats = ctx.wants(1) or ctx.wants(2)
+    if work != np.float64 and not stats:
+        y = ctx.make("InstanceNormalization", [xg, g, b], epsilon=eps)
+    else:
+        normed, mean, std = _standardize(ctx, xg, [2], eps, work)
+        y = _affine(ctx, normed, g, b, [-1, 1], None)
+        _finish_stats(ctx, mean, std, work, [2])
+    shape = (ctx.make("Shape", [ctx.inputs[0]]) if ctx.is_dynamic(0)
+             else ctx.ints(ctx.shape, "shape"))
+    y = ctx.make("Reshape", [y, shape], outputs=named(_out_name(ctx, 0, work)))
+    _finish(ctx, 0, y, work)
+
+
+attach("GroupNorm", _gn_onnx)
+
+
+# L2Normalization / LRN ----------------------------------------------------------------------------
+def _l2_onnx(ctx) -> None:
+    """``x / sqrt(ReduceSumSquare(x) + eps)`` (MXNet adds eps under the root; ONNX's
+    LpNormalization has no eps and one axis only)."""
+    _no_hidden(ctx, "norm")
+    p = ctx.params
+    rank = len(ctx.shape)
+    axes = {"instance": range(1, rank), "channel": [1], "spatial": range(2, rank)}[p.mode]
+
+    def build(x: str, out: str | None) -> str:
+        work = onnx_work_dtype(ctx.dtype)
+        # no axes (1-d data, mode='instance'): every element is its own norm; an empty axes
+        # list would make ReduceSumSquare reduce everything
+        sq = onnx_reduce(ctx, "ReduceSumSquare", x, axes) if len(axes) else \
+            ctx.make("Mul", [x, x])
+        norm = ctx.make("Sqrt", [ctx.make("Add", [sq, ctx.const(work.type(p.eps), "eps")])])
+        return ctx.make("Div", [x, norm], outputs=named(out))
+
+    onnx_compute(ctx, build)
+
+
+attach("L2Normalization", _l2_onnx)
+
+
+def _lrn_onnx(ctx) -> None:
+    """``LRN`` with bias=knorm, size=nsize: both MXNet and ONNX scale alpha by 1/size."""
+    _no_hidden(ctx, "tmp_norm")
+    p = ctx.params
+    _lrn_check(p, tuple(ctx.shape))
+    attrs = {"alpha": float(np.float32(p.alpha)), "beta": float(np.float32(p.beta)),
+             "bias": float(np.float32(p.knorm)), "size": int(p.nsize)}
+    onnx_compute(ctx, lambda x, out: ctx.make("LRN", [x], outputs=named(out), **attrs), ("LRN",))
+
+
+attach("LRN", _lrn_onnx)

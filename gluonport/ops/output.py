@@ -19,6 +19,9 @@ inferred. What MXNet 1.9.1 does in the forward pass:
 * the regression outputs (float data only): identity (``Logistic``: sigmoid); an unknown label
   gets the data's shape, or ``(N,)`` for data of shape ``(N, 1)``.
 * ``SVMOutput``, ``MakeLoss``, ``make_loss``, ``BlockGrad``: identity.
+
+ONNX export: the forward pass only (Softmax / Sigmoid / Identity on the data); a variable used
+only as a label is not an input of the ONNX model.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Float
 from ..errors import ShapeError
+from ._onnx import attach
 from ._shape import fmt, known, merge
-from .nn import require_float, sigmoid, softmax_along, work_dtype
+from .nn import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
 from .registry import OpDef, register
 
 __all__: list[str] = []
@@ -167,3 +171,45 @@ register(OpDef(
 register(OpDef(
     "BlockGrad", compute=_identity, aliases=("stop_gradient", "_sparse_stop_gradient"),
     doc="Identity forward that stops gradients flowing back through it."))
+
+
+# --- ONNX export ---------------------------------------------------------------------------------
+# The label input is not an ONNX input: the exporter drops variables used only as labels.
+def _softmax_output_onnx(ctx) -> None:
+    """Softmax over axis 1 (``multi_output``), the last axis (``preserve_shape``), or all
+    non-batch elements: ``Flatten(axis=1)``, softmax, and back to the data's shape (the shape
+    read at run time when it is dynamic)."""
+    p = ctx.params
+    rank = len(ctx.shape)
+
+    def build(x: str, out: str | None) -> str:
+        if p.multi_output:
+            return ctx.make("Softmax", [x], outputs=named(out), axis=1)
+        if p.preserve_shape or rank == 2:
+            return ctx.make("Softmax", [x], outputs=named(out), axis=-1)
+        flat = ctx.make("Softmax", [ctx.make("Flatten", [x], axis=1)], axis=1)
+        shape = (ctx.make("Shape", [x]) if ctx.is_dynamic(0) else ctx.ints(ctx.shape, "shape"))
+        return ctx.make("Reshape", [flat, shape], outputs=named(out))
+
+    if p.multi_output and rank < 2:
+        raise ctx.fail(f"multi_output=True needs data with an axis 1, got shape {ctx.shape}")
+    onnx_compute(ctx, build)
+
+
+attach("SoftmaxOutput", _softmax_output_onnx)
+
+
+def _on_data(op_type: str):
+    """One node on the data input alone (the label input, if any, is not exported)."""
+
+    def handler(ctx) -> None:
+        ctx.make(op_type, ctx.inputs[:1], outputs=ctx.outputs[:1])
+
+    handler.__name__ = f"to_{op_type}"
+    return handler
+
+
+for _name in ("LinearRegressionOutput", "MAERegressionOutput", "SVMOutput", "MakeLoss",
+              "make_loss", "BlockGrad"):
+    attach(_name, _on_data("Identity"))
+attach("LogisticRegressionOutput", _on_data("Sigmoid"))
