@@ -33,6 +33,7 @@ def export_case(case: dict, golden: dict, opset: int, params: Iterable[str] = ()
     # the numpy executor
     labels = label_inputs(topo_order(n for n, _ in sym._outputs))
     given = {k: v for k, v in data.items() if k not in labels}
+    dynamic_axes = {k: v for k, v in (dynamic_axes or {}).items() if k not in labels} or None
     model = export_symbol(sym, pvals, in_shapes={k: v.shape for k, v in given.items()},
                           in_types={k: v.dtype for k, v in given.items()},
                           opset_version=opset, dynamic_axes=dynamic_axes)
