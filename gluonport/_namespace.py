@@ -13,10 +13,16 @@ from collections.abc import Callable
 
 from .ops import registry
 
-__all__ = ["populate"]
+__all__ = ["populate", "short_name"]
 
 _PREFIXES = (("_contrib_", "contrib"), ("_linalg_", "linalg"), ("_random_", "random"),
              ("_sample_", "random"), ("_image_", "image"))
+
+
+def short_name(name: str) -> str:
+    """The function name MXNet gives an op in its namespace (``_contrib_box_nms`` ->
+    ``box_nms``); MXNet also uses it, lower-cased, as the automatic node-name hint."""
+    return _placement(name)[1]
 
 
 def _placement(name: str) -> tuple[str, str]:

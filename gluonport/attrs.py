@@ -233,12 +233,12 @@ class DType(Field):
         from . import dtypes
 
         name = text.strip().strip("'\"")
-        row = dtypes.from_numpy(name) if name else None
-        if row is None:
-            raise ValueError("not a dtype")
-        if self.choices is not None and row.name not in self.choices:
+        # MXNet's dtype parameters are enums of names; never hand arbitrary text to numpy.
+        if name not in {d.name for d in dtypes.TABLE}:
+            raise ValueError("not a dtype name (float32, float16, int32, ...)")
+        if self.choices is not None and name not in self.choices:
             raise ValueError(f"expected one of {', '.join(self.choices)}")
-        return row.name
+        return name
 
     def to_string(self, value: Any) -> str:
         from . import dtypes

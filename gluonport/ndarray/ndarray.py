@@ -234,7 +234,7 @@ class NDArray(OpSurface):
 
     # --- display ----------------------------------------------------------------------------
     def __repr__(self) -> str:
-        shape = "x".join(str(d) for d in self.shape) if self.shape else "scalar"
+        shape = "x".join(str(d) for d in self.shape)  # MXNet prints nothing for 0-d
         return f"\n{self._data}\n<NDArray {shape} @{self._ctx}>"
 
     def __str__(self) -> str:
@@ -282,7 +282,14 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
         ctx = next((x._ctx for x in call.inputs if isinstance(x, NDArray)), None)
     if isinstance(ctx, str):
         ctx = _parse_ctx(ctx)
-    results = op.run(call.params, arrays)
+    try:
+        results = op.run(call.params, arrays)
+    except GluonportError:
+        raise
+    except (ValueError, IndexError, TypeError) as exc:  # a numpy failure on bad input
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise ShapeError(f"{op.name}: failed on inputs of shapes [{shapes}] with "
+                         f"{dict(call.attrs)}: {exc}") from exc
     n_vis = op.n_visible_outputs(call.params)
     outs = [NDArray(np.asarray(r), ctx) for r in results[:n_vis]]
     for hook in _OP_HOOKS:
@@ -306,31 +313,19 @@ def from_numpy(a: np.ndarray, ctx: Context | None = None, zero_copy: bool = True
 
 
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """An NDArray from any array-like, mirroring ``mx.nd.array``.
+    """An NDArray from any array-like, mirroring ``mx.nd.array`` (1.x).
 
-    Like MXNet 1.x: the dtype defaults to float32 for Python lists and scalars and to the
-    source's dtype for numpy arrays and NDArrays; a scalar becomes shape ``(1,)``.
+    As in MXNet 1.9.1 the dtype defaults to float32 for everything but an NDArray source
+    (whose dtype is kept), numpy arrays included: ``nd.array(np.arange(3))`` is float32.
+    Pass ``dtype`` to keep another. A Python scalar gives a 0-d array, as in MXNet.
     """
     if isinstance(source_array, NDArray):
         src = source_array._data
-        default = src.dtype
-    elif isinstance(source_array, np.ndarray):
-        src = source_array
-        default = src.dtype
+        target = src.dtype if dtype is None else dtypes.to_numpy(dtype)
     else:
-        src = np.asarray(source_array)
-        default = np.float32
-    try:
-        target = dtypes.to_numpy(dtype if dtype is not None else default)
-    except DTypeError:
-        if isinstance(source_array, np.ndarray):
-            target = np.dtype(np.float32)
-        else:
-            raise
-    data = np.array(src, dtype=target, copy=True)
-    if data.ndim == 0:
-        data = data.reshape(1)
-    return NDArray(data, ctx)
+        src = source_array
+        target = dtypes.to_numpy(np.float32 if dtype is None else dtype)
+    return NDArray(np.array(src, dtype=target, copy=True), ctx)
 
 
 def _is_number(x: Any) -> bool:

@@ -169,8 +169,14 @@ class _Graph:
         # Dims that change when the dynamic input dims change are dynamic downstream too.
         bumped = dict(given)
         for name, axes in self.dynamic_axes.items():
+            if name not in self.shapes0:
+                raise ConversionError(f"dynamic axes given for {name!r}, which is not an input; "
+                                      f"the inputs are {sorted(self.shapes0)}")
             s = list(bumped[name])
             for ax in axes:
+                if not -len(s) <= ax < len(s):
+                    raise ConversionError(f"dynamic axis {ax} of input {name!r} is out of range "
+                                          f"for its shape {tuple(s)}")
                 s[ax] = s[ax] + 3
             bumped[name] = tuple(s)
         other = infer_shapes(self.order, bumped)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._namespace import populate
+from .._namespace import populate, short_name
 from ..ops.registry import OpDef
 from .symbol import Group, Symbol, Variable, create, invoke, load, load_json, var
 
@@ -44,8 +44,10 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
 
 
 def _make_function(name: str, op: OpDef):
+    hint = short_name(name).lower()
+
     def fn(*args: Any, **kwargs: Any) -> Symbol:
-        return invoke(name, args, kwargs)
+        return invoke(name, args, kwargs, hint=hint)
 
     fn.__name__ = name
     fn.__qualname__ = name

@@ -338,6 +338,14 @@ class Symbol(OpSurface):
         ex = self.bind(ctx or current_context(), kwargs)
         return ex.forward()
 
+    def reshape(self, *args: Any, **kwargs: Any) -> Symbol:
+        """Fluent ``sym.reshape(self, ...)`` (MXNet's ``Symbol.reshape``: node ``reshape0``)."""
+        return invoke("reshape", (self, *args), kwargs)
+
+    def astype(self, *args: Any, **kwargs: Any) -> Symbol:
+        """Fluent ``sym.cast(self, ...)`` (MXNet's ``Symbol.astype``)."""
+        return invoke("cast", (self, *args), kwargs)
+
     # --- op dispatch ------------------------------------------------------------------------
     def _invoke(self, op_name: str, args: tuple, kwargs: dict) -> Symbol:
         return invoke(op_name, args, kwargs)
@@ -353,11 +361,12 @@ def _is_input(x: Any) -> bool:
 
 
 def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None,
-           ) -> Symbol:
+           hint: str | None = None) -> Symbol:
     """Create an op node: the single dispatch point of the ``sym`` API.
 
     Missing inputs become new variables ``<node>_<input>`` (``fc1_weight``) that copy the
-    node's attributes, as MXNet's composition does.
+    node's attributes, as MXNet's composition does. ``hint`` is the automatic-name stem
+    (default: the called name, lower-cased; ``sym.contrib.box_nms`` passes ``box_nms``).
     """
     kwargs = dict(kwargs or {})
     name = kwargs.pop("name", None)
@@ -365,7 +374,7 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | N
     kwargs.pop("out", None)
     op = registry.get(op_name)
     call = bind_call(op, tuple(args), kwargs, _is_input)
-    node_name = _name.current().get(name, op_name.lower())
+    node_name = _name.current().get(name, hint or op_name.lower())
     attrs = attribute.current().get(attr)
     attrs.update(call.attrs)
     inputs: list[tuple[Node, int]] = []
