@@ -15,7 +15,8 @@ from typing import Any
 from ..errors import ShapeError
 from ._shape import fmt, known
 
-__all__ = ["infer_reshape", "reshape_target", "reshape_error", "check_size", "prod"]
+__all__ = ["infer_reshape", "reshape_target", "reshape_error", "check_size", "prod",
+           "reshape_plan", "legacy_plan", "eval_plan"]
 
 
 def prod(dims: Iterable[int]) -> int:
@@ -164,3 +165,117 @@ def reshape_target(p: Any, src: tuple, exact: bool) -> tuple[int, ...] | None:
     if p.target_shape:
         return _legacy_target(tuple(p.target_shape), p.keep_highest, src, exact)
     return None
+
+
+# --- the same algorithm over symbolic dims, for the ONNX exporter ----------------------------
+# An exported graph must compute at run time every output dim that varies with a dynamic input
+# dim (MXNet's own exporter baked the example's shape here, which broke dynamic batch). The
+# plan says where each output dim comes from:
+#   ("const", v)    a fixed size v
+#   ("dim", k)      input dim k                      (code 0, and each dim -2 copies)
+#   ("prod", k)     input dims k * (k + 1)           (code -3)
+#   ("div", k, c)   input dim k // c                 (the -1 half of a -4 split)
+#   ("infer",)      the size left for it             (code -1)
+Piece = tuple
+
+
+def reshape_plan(src_shape: Sequence[int], spec: Sequence[int],
+                 reverse: bool = False) -> list[Piece]:
+    """Where each output dim of MXNet's ``Reshape`` comes from, as a function of the input
+    dims (only ``len(src_shape)`` matters; the shape names the input in errors).
+
+    >>> reshape_plan((2, 3, 4), (0, -3))
+    [('dim', 0), ('prod', 1)]
+    >>> reshape_plan((2, 3, 4), (-1, 0), reverse=True)
+    [('infer',), ('dim', 2)]
+    >>> reshape_plan((6, 4), (-4, 2, -1, 0))
+    [('const', 2), ('div', 0, 2), ('dim', 1)]
+    """
+    src, spec = tuple(src_shape), tuple(int(c) for c in spec)
+    n = len(src)
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    codes = spec[::-1] if reverse else spec
+    out: list[Piece] = []
+    used, inf_idx, i = 0, -1, 0
+    while i < len(codes):
+        c = codes[i]
+        if c in (0, -3) and used + (c == -3) >= n:
+            raise reshape_error(src, spec, f"code {c} at position {i} needs more input dims")
+        if c == 0:
+            out.append(("dim", order[used]))
+        elif c == -1:
+            inf_idx = i  # MXNet's spec position, as in _infer_minus_one
+            out.append(("const", 1))
+        elif c == -2:
+            out.extend(("dim", k) for k in order[used:])
+            used = max(used, n) - 1
+        elif c == -3:
+            out.append(("prod", min(order[used], order[used + 1])))
+            used += 1
+        elif c == -4:
+            out.extend(_split_plan(src, spec, codes[i + 1:i + 3], order, used))
+            i += 2
+        elif c > 0:
+            out.append(("const", c))
+        else:
+            raise reshape_error(src, spec, f"{c} is not a dim or a special code")
+        used += 1
+        i += 1
+    if 0 <= inf_idx < len(out):
+        out[inf_idx] = ("infer",)
+    return out[::-1] if reverse else out
+
+
+def _split_plan(src, spec, pair, order, used) -> list[Piece]:
+    # the two sizes follow -4 in reading order (right to left under reverse, as MXNet reads)
+    if len(pair) < 2 or used >= len(order):
+        raise reshape_error(src, spec, "-4 needs an input dim and the two dims to split into")
+    k, (d1, d2) = order[used], pair
+    if d1 == -1:
+        first, second = ("div", k, d2), ("const", d2)
+    elif d2 == -1:
+        first, second = ("const", d1), ("div", k, d1)
+    else:
+        first, second = ("const", d1), ("const", d2)
+    return [first, second]
+
+
+def legacy_plan(target: Sequence[int], keep_highest: bool) -> list[Piece]:
+    """The plan of the deprecated ``target_shape``/``keep_highest`` form (one 0 inferred)."""
+    out: list[Piece] = [("const", int(d)) for d in target]
+    start = 1 if keep_highest else 0
+    if keep_highest:
+        out[0] = ("dim", 0)
+    zeros = [i for i in range(start, len(out)) if out[i] == ("const", 0)]
+    if len(zeros) == 1:
+        out[zeros[0]] = ("infer",)
+    return out
+
+
+def eval_plan(plan: Sequence[Piece], src_shape: Sequence[int]) -> tuple[int, ...]:
+    """The output shape a plan gives for a concrete input shape (what the exported graph
+    computes).
+
+    >>> eval_plan(reshape_plan((2, 3, 4), (0, -1)), (5, 3, 4))
+    (5, 12)
+    """
+    src = tuple(int(d) for d in src_shape)
+    dims = [_piece_value(pc, src) for pc in plan]
+    if ("infer",) in plan:
+        k = plan.index(("infer",))
+        rest = prod(d for i, d in enumerate(dims) if i != k)
+        dims[k] = prod(src) // rest if rest else 0
+    return tuple(dims)
+
+
+def _piece_value(pc: Piece, src: tuple) -> int:
+    kind = pc[0]
+    if kind == "const":
+        return pc[1]
+    if kind == "dim":
+        return src[pc[1]]
+    if kind == "prod":
+        return src[pc[1]] * src[pc[1] + 1]
+    if kind == "div":
+        return src[pc[1]] // pc[2]
+    return 1

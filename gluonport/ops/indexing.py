@@ -9,6 +9,12 @@ MXNet 1.9.1 semantics kept here (checked against the real library):
 * ``where`` accepts a 1-d condition selecting whole rows of ``x``/``y``;
 * where MXNet would read or write out of bounds (``scatter_nd``/``index_copy`` with a bad
   index, ``batch_take`` on 3-d data) gluonport raises :class:`~gluonport.errors.ShapeError`.
+
+ONNX export (handlers at the end of this module): indices are cast to int64 (ONNX's Cast
+truncates as MXNet does) and clipped or wrapped to the axis size, read from ``Shape`` when that
+axis is dynamic; ``mode='raise'`` exports as ``clip`` since an ONNX graph cannot raise (valid
+indices pass unchanged). ``gather_nd``/``scatter_nd`` transpose MXNet's (M, ...) index layout to
+ONNX's (..., M).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, ShapeError
+from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
+from ._shape_onnx import Dims, deliver, reshape_to
 from .shape import check, define, types_from
 
 __all__: list[str] = []
@@ -334,3 +342,169 @@ define("_contrib_index_array", _index_array,
     params={"axes": Optional(Shape())}, infer_type=types_from((), "int64"),
     doc="Each element's index (along ``axes``, default all) as an int64 array of shape "
         "``data.shape + (len(axes),)``.")
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+def _onnx_index(ctx, i: int, floor: bool = False) -> str:
+    """Input ``i`` as int64 indices; float indices truncate toward zero as MXNet's kernels do
+    (ONNX Cast truncates), or round down with ``floor`` (gather_nd's kernel)."""
+    x, dt = ctx.inputs[i], np.dtype(ctx.in_dtypes[i])
+    if dt == np.int64:
+        return x
+    if floor and dt.kind == "f":
+        x = ctx.make("Floor", [x])
+    return ctx.cast_to(x, np.int64)
+
+
+def _onnx_bounded(ctx, idx: str, size: str, mode: str) -> str:
+    """Indices into an axis of run-time ``size`` (0-d int64): clipped (``clip``; ``raise``
+    too, since ONNX cannot raise: valid indices pass unchanged) or wrapped (``wrap``)."""
+    if mode == "wrap":
+        return ctx.make("Mod", [idx, size])
+    top = ctx.make("Sub", [size, ctx.const(np.asarray(1, np.int64), "one")])
+    return ctx.make("Clip", [idx, ctx.const(np.asarray(0, np.int64), "zero"), top])
+
+
+def _take_onnx(ctx) -> None:
+    """Gather on ``axis`` with indices cast to int64 and clipped or wrapped to the axis size
+    (read from Shape when the axis is dynamic)."""
+    axis = norm_axis(ctx.params.axis, len(ctx.shape))
+    size = Dims(ctx, 0).scalar(axis)
+    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), size, ctx.params.mode)
+    ctx.make("Gather", [ctx.inputs[0], idx], outputs=ctx.outputs[:1], axis=axis)
+
+
+def _pick_onnx(ctx) -> None:
+    """GatherElements along ``axis`` with the index given that axis (size 1), then squeezed
+    unless ``keepdims``."""
+    p, ndim = ctx.params, len(ctx.shape)
+    axis = _pick_axis(p, ndim)
+    axes = ctx.ints([axis], "axes")
+    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), Dims(ctx, 0).scalar(axis), p.mode)
+    if len(ctx.in_shapes[1]) < ndim:
+        idx = ctx.make("Unsqueeze", [idx, axes])
+    y = ctx.make("GatherElements", [ctx.inputs[0], idx], axis=axis)
+    if p.keepdims:
+        deliver(ctx, y)
+    else:
+        ctx.make("Squeeze", [y, axes], outputs=ctx.outputs[:1])
+
+
+def _batch_take_onnx(ctx) -> None:
+    """``a`` viewed as (N, K); GatherElements of one clipped column per row."""
+    a, k = ctx.inputs[0], ctx.shape[-1]
+    if len(ctx.shape) != 2:
+        a = reshape_to(ctx, a, [Dims(ctx, 0).entry(0), k])
+    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), ctx.const(np.asarray(k, np.int64), "k"),
+                        "clip")
+    col = ctx.make("Reshape", [idx, ctx.ints([-1, 1], "column")])
+    y = ctx.make("GatherElements", [a, col], axis=1)
+    reshape_to(ctx, y, [Dims(ctx, 1).entry(d) for d in range(len(ctx.in_shapes[1]))],
+               ctx.outputs[0])
+
+
+def _embedding_onnx(ctx) -> None:
+    """Gather rows of the weight at the int64-cast indices, clipped to ``input_dim``."""
+    size = ctx.const(np.asarray(ctx.params.input_dim, np.int64), "input_dim")
+    idx = _onnx_bounded(ctx, _onnx_index(ctx, 0), size, "clip")
+    ctx.make("Gather", [ctx.inputs[1], idx], outputs=ctx.outputs[:1], axis=0)
+
+
+# onnxruntime implements OneHot's output for these dtypes (with int64 indices)
+_ONE_HOT_NATIVE = ("float32", "float16", "int64")
+
+
+def _one_hot_onnx(ctx) -> None:
+    """OneHot with MXNet's out-of-range rule: ONNX counts negative indices from the end, so
+    they are first moved past ``depth`` (all off, as in MXNet)."""
+    p = ctx.params
+    dt = dtypes.to_numpy(p.dtype)
+    depth = ctx.const(np.asarray(p.depth, np.int64), "depth")
+    idx = _onnx_index(ctx, 0)
+    neg = ctx.make("Less", [idx, ctx.const(np.asarray(0, np.int64), "zero")])
+    idx = ctx.make("Where", [neg, depth, idx])
+    on, off = np.asarray(p.on_value).astype(dt), np.asarray(p.off_value).astype(dt)
+    if dt.name in _ONE_HOT_NATIVE:
+        ctx.make("OneHot", [idx, depth, ctx.const(np.stack([off, on]), "values")],
+                 outputs=ctx.outputs[:1], axis=-1)
+        return
+    hot = ctx.make("OneHot", [idx, depth, ctx.const(np.array([0, 1], np.int64), "values")],
+                   axis=-1)
+    ctx.make("Where", [ctx.cast_to(hot, np.bool_), ctx.const(on, "on"), ctx.const(off, "off")],
+             outputs=ctx.outputs[:1])
+
+
+def _where_onnx(ctx) -> None:
+    """Where on the condition cast to bool; a 1-d condition is given trailing size-1 dims so
+    it selects whole rows."""
+    cond = ctx.inputs[0]
+    if np.dtype(ctx.in_dtypes[0]) != np.bool_:
+        cond = ctx.cast_to(cond, np.bool_)
+    ndim, cdim = len(ctx.in_shapes[1]), len(ctx.in_shapes[0])
+    if cdim != ndim:
+        cond = ctx.make("Unsqueeze", [cond, ctx.ints(range(1, ndim), "axes")])
+    ctx.make("Where", [cond, ctx.inputs[1], ctx.inputs[2]], outputs=ctx.outputs[:1])
+
+
+def _nd_indices(ctx, i: int, floor: bool) -> str:
+    """MXNet's (M, Y...) index layout as ONNX's (Y..., M), int64."""
+    idx = _onnx_index(ctx, i, floor)
+    rank = len(ctx.in_shapes[i])
+    return ctx.make("Transpose", [idx], perm=list(range(1, rank)) + [0])
+
+
+def _gather_nd_onnx(ctx) -> None:
+    ctx.make("GatherND", [ctx.inputs[0], _nd_indices(ctx, 1, floor=True)],
+             outputs=ctx.outputs[:1])
+
+
+def _scatter_nd_onnx(ctx) -> None:
+    """ScatterND into zeros of ``shape`` (a broadcast scalar, not a stored tensor)."""
+    zero = ctx.const(np.zeros((), ctx.in_dtypes[0]), "zero")
+    zeros = ctx.make("Expand", [zero, ctx.ints(ctx.params.shape, "shape")])
+    ctx.make("ScatterND", [zeros, _nd_indices(ctx, 1, floor=False), ctx.inputs[0]],
+             outputs=ctx.outputs[:1])
+
+
+def _boolean_mask_onnx(ctx) -> None:
+    """Compress on axis 0 (the output's first dim depends on the values)."""
+    mask = ctx.inputs[1]
+    if np.dtype(ctx.in_dtypes[1]) != np.bool_:
+        mask = ctx.cast_to(mask, np.bool_)
+    ctx.make("Compress", [ctx.inputs[0], mask], outputs=ctx.outputs[:1], axis=0)
+
+
+def _index_copy_onnx(ctx) -> None:
+    """ScatterND of the new rows at the (truncated) row indices."""
+    idx = ctx.make("Unsqueeze", [_onnx_index(ctx, 1), ctx.ints([1], "axes")])
+    ctx.make("ScatterND", [ctx.inputs[0], idx, ctx.inputs[2]], outputs=ctx.outputs[:1])
+
+
+def _index_array_onnx(ctx) -> None:
+    """Per selected axis a ``Range`` over its size, shaped to broadcast along that axis and
+    expanded to the input's shape; the pieces are joined on a new last axis."""
+    dims = Dims(ctx, 0)
+    ndim = len(dims.static)
+    zero, one = (ctx.const(np.asarray(v, np.int64), "i") for v in (0, 1))
+    shape, last = dims.shape(), ctx.ints([ndim], "last")
+    parts = []
+    for a in _index_axes(ctx.params, ndim):
+        r = ctx.make("Range", [zero, dims.scalar(a), one])
+        r = ctx.make("Reshape", [r, ctx.ints([-1 if k == a else 1 for k in range(ndim)],
+                                             "along")])
+        parts.append(ctx.make("Unsqueeze", [ctx.make("Expand", [r, shape]), last]))
+    ctx.make("Concat", parts, outputs=ctx.outputs[:1], axis=ndim)
+
+
+def _attach_onnx() -> None:
+    for name, handler in (
+            ("take", _take_onnx), ("pick", _pick_onnx), ("batch_take", _batch_take_onnx),
+            ("Embedding", _embedding_onnx), ("one_hot", _one_hot_onnx), ("where", _where_onnx),
+            ("gather_nd", _gather_nd_onnx), ("scatter_nd", _scatter_nd_onnx),
+            ("_contrib_boolean_mask", _boolean_mask_onnx),
+            ("_contrib_index_copy", _index_copy_onnx),
+            ("_contrib_index_array", _index_array_onnx)):
+        attach(name, handler)
+
+
+_attach_onnx()

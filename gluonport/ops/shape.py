@@ -12,6 +12,10 @@ MXNet 1.9.1 semantics kept here (checked against the real library):
 * axes that MXNet refuses when negative (``transpose``, ``flip``, ``broadcast_axis``) are refused
   here too, so a graph that runs here runs in MXNet.
 
+ONNX export lives in :mod:`gluonport.ops._shape_onnx`: dims that vary with the exported model's
+dynamic axes are read from ``Shape`` at run time (``Reshape`` lowers each special code), never
+baked from the example shape.
+
 Every compute returns a fresh array (MXNet's operators never alias their input).
 """
 
@@ -715,3 +719,6 @@ def _diag(p, x):
 define("diag", _diag, _one(_diag_shape), params={"k": Int(0), "axis1": Int(0), "axis2": Int(1)},
     doc="1-d input: a square matrix with it on diagonal ``k``; otherwise the ``k``-th "
         "diagonal over ``axis1``/``axis2``, appended as the last dim.")
+
+
+from . import _shape_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)
