@@ -99,11 +99,15 @@ def _bn_type(p, in_types: list) -> tuple[list, list]:
 
 
 def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool) -> np.ndarray:
-    """``(x - mean) * invstd * gamma + beta`` with per-channel vectors along ``axis``."""
+    """``(x - mean) * invstd * gamma + beta`` with per-channel vectors along ``axis``.
+
+    Folded per channel into ``x * scale + shift`` (two passes over the data, not three).
+    """
     wd = np.result_type(work_dtype(x.dtype), mean.dtype)
     scale = invstd.astype(wd) if fix_gamma else invstd.astype(wd) * gamma.astype(wd)
-    xc = x.astype(wd, copy=False) - _channel_view(mean.astype(wd), x.ndim, axis)
-    out = xc * _channel_view(scale, x.ndim, axis) + _channel_view(beta.astype(wd), x.ndim, axis)
+    shift = beta.astype(wd) - mean.astype(wd) * scale
+    out = x.astype(wd, copy=False) * _channel_view(scale, x.ndim, axis)
+    out += _channel_view(shift, x.ndim, axis)
     return out.astype(x.dtype, copy=False)
 
 
