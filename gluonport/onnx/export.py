@@ -166,20 +166,33 @@ class _Graph:
         if not self.dynamic_axes:
             return shapes, {k: tuple(False for _ in s) for k, s in shapes.items()
                             if s is not None}
-        # Dims that change when the dynamic input dims change are dynamic downstream too.
-        bumped = dict(given)
+        # Dims that change when the dynamic input dims change are dynamic downstream too. The
+        # probe multiplies each dynamic dim (an op may need it divisible, e.g. a Reshape -4
+        # split of the batch axis), trying a few factors until inference accepts one.
         for name, axes in self.dynamic_axes.items():
             if name not in self.shapes0:
                 raise ConversionError(f"dynamic axes given for {name!r}, which is not an input; "
                                       f"the inputs are {sorted(self.shapes0)}")
-            s = list(bumped[name])
             for ax in axes:
-                if not -len(s) <= ax < len(s):
+                if not -len(self.shapes0[name]) <= ax < len(self.shapes0[name]):
                     raise ConversionError(f"dynamic axis {ax} of input {name!r} is out of range "
-                                          f"for its shape {tuple(s)}")
-                s[ax] = s[ax] + 3
-            bumped[name] = tuple(s)
-        other = infer_shapes(self.order, bumped)
+                                          f"for its shape {self.shapes0[name]}")
+        other = None
+        for factor in (2, 3, 5, 7):
+            bumped = dict(given)
+            for name, axes in self.dynamic_axes.items():
+                s = list(bumped[name])
+                for ax in axes:
+                    s[ax] = s[ax] * factor
+                bumped[name] = tuple(s)
+            try:
+                other = infer_shapes(self.order, bumped)
+                break
+            except GluonportError:
+                continue
+        if other is None:
+            raise ConversionError("the graph accepts no other size for the dynamic axes "
+                                  f"{self.dynamic_axes}: export with static shapes")
         dyn = {k: tuple(a != b for a, b in zip(s, other.get(k) or s))
                for k, s in shapes.items() if s is not None}
         return shapes, dyn
