@@ -1,0 +1,141 @@
+"""Import handlers: Resize and Upsample.
+
+Every ONNX resize mode is separable: along each resized axis the output is a fixed linear
+map of the input (a 0/1 selection for ``nearest``, interpolation weights for ``linear`` and
+``cubic``, antialiased or not). We compute that map *with onnx's own reference Resize*, run
+on an identity matrix, so every coordinate transformation mode and rounding rule is exactly
+ONNX's, and emit MXNet ops that apply it: ``UpSampling`` / ``repeat`` for integer nearest
+upsampling, ``take`` for other nearest maps, ``dot`` with the weight matrix for the rest.
+Resized axes need static sizes; the others (the batch) may vary.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._import_context import ImportContext, Value, importer
+
+__all__: list[str] = []
+
+_HELPER_OPSET = 19
+
+
+def _axis_map(ctx: ImportContext, n: int, m: int, scale: float | None, attrs: dict,
+              roi: tuple[float, float] | None) -> np.ndarray:
+    """The (m, n) matrix W with ``out = W @ in`` along one axis."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    inputs = ["X", "roi" if roi is not None else "", "scales" if scale is not None else ""]
+    if scale is None:
+        inputs.append("sizes")
+    node = helper.make_node("Resize", inputs, ["Y"], **attrs)
+    feeds = {"X": np.eye(n, dtype=np.float64)}
+    if roi is not None:
+        feeds["roi"] = np.array([0.0, roi[0], 1.0, roi[1]], np.float32)
+    if scale is not None:
+        feeds["scales"] = np.array([1.0, scale], np.float32)
+    else:
+        feeds["sizes"] = np.array([n, m], np.int64)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            y = ReferenceEvaluator(node, opsets={"": _HELPER_OPSET}).run(None, feeds)[0]
+    except Exception as exc:  # noqa: BLE001
+        raise ctx.fail(f"these Resize attributes could not be evaluated: {exc}") from None
+    if y.shape != (n, m):
+        raise ctx.fail(f"resizing {n} -> {m} gave {y.shape[1]} elements; give sizes or scales "
+                       "that agree with the output shape")
+    return np.ascontiguousarray(y.T)
+
+
+def _apply(ctx: ImportContext, s, axis: int, rank: int, w: np.ndarray, mode: str,
+           dtype) -> object:
+    m, n = w.shape
+    if mode == "nearest" and np.all((w == 0) | (w == 1)) and np.all(w.sum(1) == 1):
+        idx = w.argmax(1)
+        if m % n == 0 and np.array_equal(idx, np.repeat(np.arange(n), m // n)):
+            return ctx.op("repeat", s, repeats=m // n, axis=axis)
+        return ctx.op("take", s, ctx.new_param(f"{ctx.node_name}_idx{axis}", idx.astype(
+            np.int64)), axis=axis, mode="clip")
+    last = rank - 1
+    if axis != last:
+        s = ctx.op("swapaxes", s, dim1=axis, dim2=last)
+    wt = ctx.new_param(f"{ctx.node_name}_w{axis}", w.T.astype(dtype or np.float32))
+    y = ctx.op("dot", s, wt)
+    return y if axis == last else ctx.op("swapaxes", y, dim1=axis, dim2=last)
+
+
+def _resize(ctx: ImportContext, x: Value, scales: list[float] | None, attrs: dict,
+            roi: list[float] | None) -> object:
+    rank, out = x.rank, ctx.out_shape()
+    if rank is None or out is None or len(out) != rank:
+        raise ctx.fail("Resize needs the input rank and the output shape")
+    s, done = x.sym, []
+    for a in range(rank):
+        n, m = x.shape[a], out[a]
+        scale = None if scales is None else float(scales[a])
+        if (scale == 1.0 or scales is None) and n == m and roi is None:
+            continue
+        if not isinstance(n, int) or not isinstance(m, int):
+            raise ctx.fail(f"axis {a} is resized but its size is not static")
+        r = None if roi is None else (roi[a], roi[a + rank])
+        w = _axis_map(ctx, n, m, scale, attrs, r)
+        if np.array_equal(w, np.eye(n)):
+            continue
+        s = _apply(ctx, s, a, rank, w, attrs["mode"], x.dtype)
+        done.append(a)
+    return s if done else ctx.op("_copy", x.sym)
+
+
+@importer("Resize", since=10)
+def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
+           scales: Value | None = None, sizes: Value | None = None, *, mode: str = "nearest",
+           coordinate_transformation_mode: str = "half_pixel", cubic_coeff_a: float = -0.75,
+           exclude_outside: int = 0, extrapolation_value: float = 0.0,
+           nearest_mode: str = "round_prefer_floor", antialias: int = 0,
+           axes=None, keep_aspect_ratio_policy: str = "stretch") -> object:
+    if ctx.version < 11:  # Resize-10: Upsample's semantics, scales as the 2nd input
+        scales, roi = roi, None
+        coordinate_transformation_mode, nearest_mode = "asymmetric", "floor"
+    if keep_aspect_ratio_policy != "stretch" and sizes is not None:
+        raise ctx.fail(f"keep_aspect_ratio_policy={keep_aspect_ratio_policy!r} is not "
+                       "supported; resize with scales")
+    attrs = {"mode": mode, "coordinate_transformation_mode": coordinate_transformation_mode,
+             "cubic_coeff_a": cubic_coeff_a, "exclude_outside": exclude_outside,
+             "extrapolation_value": extrapolation_value, "nearest_mode": nearest_mode,
+             "antialias": antialias}
+    sc = scales.floats() if scales is not None and scales.const is not None and \
+        scales.const.size else None
+    if sizes is not None and sizes.const is None:
+        raise ctx.fail("sizes must be a constant")
+    if scales is not None and scales.const is None:
+        raise ctx.fail("scales must be a constant")
+    r = None
+    if coordinate_transformation_mode == "tf_crop_and_resize":
+        if roi is None or roi.const is None:
+            raise ctx.fail("tf_crop_and_resize needs a constant roi")
+        r = roi.floats()
+    sc = _full_axes(ctx, x, sc, axes)
+    return _resize(ctx, x, sc, attrs, r)
+
+
+def _full_axes(ctx: ImportContext, x: Value, sc: list[float] | None, axes) -> list | None:
+    if sc is None or axes is None:
+        return sc
+    full = [1.0] * (x.rank or 0)
+    for a, v in zip(axes, sc):
+        full[a if a >= 0 else a + len(full)] = v
+    return full
+
+
+@importer("Upsample", since=7)
+def upsample(ctx: ImportContext, x: Value, scales_in: Value | None = None, *,
+             mode: str = "nearest", scales=None) -> object:
+    sc = scales_in.floats() if scales_in is not None else [float(v) for v in scales]
+    attrs = {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+             "nearest_mode": "floor", "cubic_coeff_a": -0.75, "exclude_outside": 0,
+             "extrapolation_value": 0.0, "antialias": 0}
+    return _resize(ctx, x, sc, attrs, None)

@@ -1,0 +1,1 @@
+"""Import handlers: LSTM, GRU, RNN (placeholder until written)."""

@@ -1,0 +1,101 @@
+"""Small building blocks shared by the import handlers (ranks, axes, casts, broadcasting)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import DTypeError
+from ..symbol import Symbol
+from ._import_context import ImportContext, Value
+
+__all__ = ["norm_axis", "norm_axes", "scalar_value", "cast", "mx_dtype", "as_rank",
+           "broadcast_to", "reshape", "int_attr_list"]
+
+
+def norm_axis(axis: int, rank: int | None, ctx: ImportContext | None = None) -> int:
+    """A non-negative axis; negative axes need the rank."""
+    if axis >= 0:
+        return axis
+    if rank is None:
+        if ctx is not None:
+            raise ctx.fail(f"negative axis {axis} on a tensor of unknown rank")
+        raise ValueError(f"negative axis {axis} needs the rank")
+    return axis + rank
+
+
+def norm_axes(axes: Sequence[int], rank: int | None, ctx: ImportContext) -> list[int]:
+    return [norm_axis(int(a), rank, ctx) for a in axes]
+
+
+def scalar_value(v: Value | None) -> float | int | None:
+    """The single value of a constant with one element (any shape), else None."""
+    if v is None or v.const is None or v.const.size != 1:
+        return None
+    item = v.const.reshape(-1)[0]
+    return bool(item) if v.const.dtype == np.bool_ else item.item()
+
+
+def mx_dtype(ctx: ImportContext, dtype: np.dtype) -> str:
+    """MXNet's name of a numpy dtype that MXNet's Cast can produce."""
+    try:
+        name = dtypes.name_of(dtype)
+    except DTypeError:
+        name = str(np.dtype(dtype))
+    from ..ops.unary import CAST_DTYPES
+
+    if name not in CAST_DTYPES or name == "bfloat16":
+        raise ctx.fail(f"tensor type {np.dtype(dtype)} has no MXNet 1.x equivalent (MXNet casts "
+                       f"to {', '.join(c for c in CAST_DTYPES if c != 'bfloat16')})")
+    return name
+
+
+def cast(ctx: ImportContext, s: Symbol, dtype: np.dtype) -> Symbol:
+    return ctx.op("Cast", s, dtype=mx_dtype(ctx, dtype))
+
+
+def as_rank(ctx: ImportContext, v: Value, rank: int) -> Symbol:
+    """``v`` with unit dims prepended up to ``rank`` (numpy broadcasting alignment)."""
+    if v.const is not None:
+        if v.const.ndim >= rank:
+            return v.sym
+        return ctx.new_param(f"{v.name}_r{rank}",
+                             v.const.reshape((1,) * (rank - v.const.ndim) + v.const.shape))
+    if v.rank is None:
+        raise ctx.fail(f"input {v.name!r} has unknown rank")
+    s = v.sym
+    for _ in range(rank - max(v.rank, 1)):  # a 0-d ONNX tensor is (1,) in MXNet
+        s = ctx.op("expand_dims", s, axis=0)
+    return s
+
+
+def broadcast_to(ctx: ImportContext, v: Value, shape: Sequence) -> Symbol:
+    """``v`` broadcast to ``shape`` (dims may be unknown where ``v`` already has them)."""
+    rank = len(shape)
+    s = as_rank(ctx, v, rank)
+    own = tuple(v.shape or ()) or (1,)
+    have = (1,) * (rank - len(own)) + own
+    target = []
+    for h, want in zip(have, shape):
+        if isinstance(want, int) and h != want:
+            target.append(want)
+        elif h == want or (isinstance(h, int) and h != 1) or not isinstance(want, int):
+            target.append(0)  # keep the dim (MXNet's broadcast_to: 0 = unchanged)
+        else:
+            target.append(want)
+    if all(t == 0 for t in target):
+        return s
+    return ctx.op("broadcast_to", s, shape=tuple(target))
+
+
+def reshape(ctx: ImportContext, s: Symbol, shape: Sequence[int], **kw) -> Symbol:
+    return ctx.op("Reshape", s, shape=tuple(int(d) for d in shape), **kw)
+
+
+def int_attr_list(values: Sequence | None, n: int, default: int) -> list[int]:
+    """An ONNX ints attribute, or ``n`` copies of ``default`` when absent."""
+    if values is None or len(values) == 0:
+        return [default] * n
+    return [int(v) for v in values]

@@ -1,0 +1,343 @@
+"""ONNX -> MXNet import: ``import_model``, ``get_model_metadata``, ``import_to_gluon``.
+
+The same functions as MXNet 1.9.1's ``mxnet.contrib.onnx``, rewritten:
+
+1. the model is read safely (``_import_load``: external data confined to the model's folder)
+   and checked with ``onnx.checker``;
+2. constants are folded (``_import_fold``): shape subgraphs become attribute values;
+3. every remaining node is looked up in the import table *before* anything is built, and all
+   problems (unknown ops, attributes a handler does not take, versions newer than reviewed)
+   are reported together in one :class:`~gluonport.errors.UnsupportedOpError`;
+4. each node's handler builds MXNet ops with the ``sym`` namespace; values a handler cannot
+   express (``GRU`` with ``linear_before_reset=0``...) are collected and reported together too.
+
+The result is an MXNet graph: ``sym.save`` / ``nd.save`` (``export_mxnet``) write files that
+MXNet 1.9.1 loads.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from .. import dtypes
+from ..errors import ConversionError, DTypeError, GluonportError, UnsupportedOpError
+from ..ndarray import NDArray
+from ..symbol import Group, Symbol
+from ..symbol.symbol import var
+from . import _import_ops  # noqa: F401  (registers every handler)
+from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, select_handler
+from ._import_fold import Facts, fold_model
+from ._import_load import load_model
+
+__all__ = ["import_model", "get_model_metadata", "import_to_gluon", "export_mxnet",
+           "import_graph", "ImportedGraph"]
+
+
+@dataclass
+class ImportedGraph:
+    """An imported model: the MXNet graph, its parameters, and its ONNX interface."""
+
+    sym: Symbol
+    arg_params: dict[str, np.ndarray]
+    aux_params: dict[str, np.ndarray]
+    input_names: list[str]
+    output_names: list[str]
+    output_types: list[tuple] = field(default_factory=list)
+
+
+def _opsets(model: onnx.ModelProto) -> dict[str, int]:
+    return {("" if o.domain == "ai.onnx" else o.domain): int(o.version)
+            for o in model.opset_import}
+
+
+def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    """ONNX attributes as Python values: strings decoded, tensors as numpy arrays."""
+    out: dict[str, Any] = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        elif isinstance(v, onnx.TensorProto):
+            v = numpy_helper.to_array(v)
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [s.decode("utf-8", "replace") for s in v]
+        out[a.name] = v
+    return out
+
+
+def _node_label(node: onnx.NodeProto, index: int) -> str:
+    return node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+
+
+def _type_problem(facts: Facts, node: onnx.NodeProto) -> str:
+    """Why a tensor the node reads or writes cannot be an MXNet tensor ('' if all can)."""
+    for name in list(node.input) + list(node.output):
+        if not name:
+            continue
+        dtype = facts.types.get(name, (None, None))[0]
+        if name in facts.nonmx:
+            return f"tensor {name!r} is a {facts.nonmx[name]}, not a tensor MXNet can hold"
+        if dtype is None:
+            continue
+        try:
+            ok = dtypes.from_numpy(dtype).name != "bfloat16"
+        except DTypeError:
+            ok = False
+        if not ok or np.dtype(dtype) == np.uint16 and "bfloat16" in str(dtype):
+            return f"tensor {name!r} has type {dtype}, which MXNet 1.x cannot compute with"
+    return ""
+
+
+def _scan(facts: Facts, opsets: dict[str, int], label: str, strict: bool) -> list:
+    """Handlers for every node; raises one UnsupportedOpError listing every problem."""
+    problems: list[tuple[str, str, str]] = []
+    chosen = []
+    installed = onnx.defs.onnx_opset_version()
+    for i, node in enumerate(facts.nodes):
+        why = _type_problem(facts, node)
+        if why:
+            problems.append((node.op_type, _node_label(node, i), why))
+            chosen.append(None)
+            continue
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        opset = opsets.get(domain, opsets.get("", 1))
+        handler, version, why = select_handler(node.op_type, domain, opset)
+        name = _node_label(node, i)
+        if handler is None:
+            problems.append((node.op_type, name, why))
+            chosen.append(None)
+            continue
+        extra = sorted(a.name for a in node.attribute
+                       if handler.attrs is not None and a.name not in handler.attrs)
+        if extra:
+            problems.append((node.op_type, name, f"attribute(s) {extra} are not supported"))
+        reviewed = op_version(node.op_type, domain, REVIEWED_OPSET) if domain == "" else None
+        if domain == "" and (opset > installed or (reviewed or 0) < version):
+            msg = (f"{label}: node {name!r} ({node.op_type}) uses op version {version} "
+                   f"(opset {opset}); the importer was reviewed up to opset {REVIEWED_OPSET}")
+            if strict:
+                problems.append((node.op_type, name, f"version {version} is newer than the "
+                                 f"reviewed opset {REVIEWED_OPSET} (strict=True)"))
+            else:
+                warnings.warn(msg + "; check the result", stacklevel=4)
+        chosen.append((handler, version, opset))
+    if problems:
+        raise _unsupported_error(problems, label)
+    return chosen
+
+
+def _unsupported_error(problems: list[tuple[str, str, str]], label: str) -> UnsupportedOpError:
+    ops: dict[str, list[str]] = {}
+    for op_type, name, _ in problems:
+        ops.setdefault(op_type, []).append(name)
+    lines = "\n".join(f"  node {name!r} ({op}): {why}" for op, name, why in problems)
+    return UnsupportedOpError(
+        f"{label}: {len(problems)} node(s) cannot be imported into MXNet:\n{lines}\n"
+        "supported ONNX ops: see gluonport/onnx/README.md", ops)
+
+
+class _Builder:
+    """Walks the folded graph and runs the handlers."""
+
+    def __init__(self, model: onnx.ModelProto, facts: Facts, label: str, strict: bool):
+        self.facts = facts
+        self.label = label
+        inits = set(facts.consts)
+        self.inputs = [i.name for i in model.graph.input if i.name not in inits]
+        reserved = set(self.inputs) | inits
+        self.ctx = ImportContext(reserved, strict)
+        self.env: dict[str, Symbol] = {n: var(n) for n in self.inputs}
+        self.problems: list[tuple[str, str, str]] = []
+        self.graph_outputs = [o.name for o in model.graph.output]
+
+    def value(self, name: str) -> Value | None:
+        if not name:
+            return None
+        dtype, shape = self.facts.types.get(name, (None, None))
+        if name in self.facts.consts:
+            return Value(self.ctx, name, const=self.facts.consts[name])
+        if name not in self.env:
+            return None
+        return Value(self.ctx, name, sym=self.env[name], shape=shape, dtype=dtype)
+
+    def convert(self, index: int, node: onnx.NodeProto, choice: tuple) -> None:
+        handler, version, opset = choice
+        label = _node_label(node, index)
+        ins = [self.value(n) for n in node.input]
+        if any(v is None and n for v, n in zip(ins, node.input)):
+            return  # an input failed to convert: that node is already reported
+        while ins and ins[-1] is None:
+            ins.pop()
+        types = [self.facts.types.get(o, (None, None)) for o in node.output]
+        self.ctx.begin(label, node.op_type, opset, version, types)
+        try:
+            result = handler.fn(self.ctx, *ins, **_attrs(node))
+        except UnsupportedOpError as exc:
+            self.problems.append((node.op_type, label, str(exc).split("): ", 1)[-1]))
+            return
+        except GluonportError as exc:
+            raise ConversionError(f"{self.label}: node {label!r} ({node.op_type}): {exc}") \
+                from exc
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+            raise ConversionError(f"{self.label}: node {label!r} ({node.op_type}) could not be "
+                                  f"converted: {type(exc).__name__}: {exc}") from exc
+        self.store(node, result)
+
+    def store(self, node: onnx.NodeProto, result: Any) -> None:
+        outs = list(result) if isinstance(result, (list, tuple)) else [result]
+        self.ctx.finish_names(outs)
+        for name, out in zip(node.output, outs):
+            if not name or out is None:
+                continue
+            if isinstance(out, Symbol):
+                self.env[name] = out
+            else:
+                self.facts.consts[name] = np.asarray(out)
+        produced = {n for n, o in zip(node.output, outs) if o is not None}
+        missing = [n for n in node.output if n and n not in produced]
+        if missing and self._consumed(missing):
+            self.problems.append((node.op_type, self.ctx.node_name,
+                                  f"output(s) {missing} have no MXNet equivalent"))
+
+    def _consumed(self, names: list[str]) -> bool:
+        wanted = set(names)
+        used = {n for nd in self.facts.nodes for n in nd.input}
+        used |= set(self.graph_outputs)
+        return bool(wanted & used)
+
+    def output(self, name: str) -> Symbol:
+        if name in self.env:
+            return self.env[name]
+        if name in self.facts.consts:
+            return self.ctx.param(name, self.facts.consts[name])
+        if name in self.inputs:
+            return var(name)
+        raise ConversionError(f"{self.label}: graph output {name!r} is not computed by any node")
+
+
+def _split(sym: Symbol, params: dict[str, np.ndarray]
+           ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    aux_names = set(sym.list_auxiliary_states())
+    arg = {k: v for k, v in params.items() if k not in aux_names}
+    aux = {k: v for k, v in params.items() if k in aux_names}
+    used = set(sym.list_inputs())
+    return ({k: v for k, v in arg.items() if k in used},
+            {k: v for k, v in aux.items() if k in used})
+
+
+def _prepare(model_file: Any, check: bool) -> tuple[onnx.ModelProto, str]:
+    model, label = load_model(model_file, check=check)
+    if model.functions:
+        try:
+            model = onnx.inliner.inline_local_functions(model)
+        except Exception as exc:  # noqa: BLE001
+            raise ConversionError(f"{label}: inlining model-local functions failed: {exc}") \
+                from None
+    return model, label
+
+
+def import_graph(model_file: Any, strict: bool = False, check: bool = True) -> ImportedGraph:
+    """Import to an :class:`ImportedGraph` (numpy params, ONNX input/output names)."""
+    model, label = _prepare(model_file, check)
+    opsets = _opsets(model)
+    facts = fold_model(model, opsets)
+    chosen = _scan(facts, opsets, label, strict)
+    b = _Builder(model, facts, label, strict)
+    for i, (node, choice) in enumerate(zip(facts.nodes, chosen)):
+        b.convert(i, node, choice)
+    if b.problems:
+        err = _unsupported_error(b.problems, label)
+        err.needs_const = set(b.ctx.needs_const)  # what the ONNX backend may specialize on
+        raise err
+    outs = [b.output(o.name) for o in model.graph.output]
+    if not outs:
+        raise ConversionError(f"{label}: the graph has no outputs")
+    sym = outs[0] if len(outs) == 1 else Group(outs)
+    arg, aux = _split(sym, b.ctx.params)
+    types = [facts.types.get(o.name, (None, None)) for o in model.graph.output]
+    return ImportedGraph(sym, arg, aux, b.inputs, [o.name for o in model.graph.output], types)
+
+
+def import_model(model_file: Any, strict: bool = False) -> tuple[Symbol, dict, dict]:
+    """Import an ONNX model into an MXNet symbol and parameters (``mxnet.contrib.onnx``).
+
+    Parameters
+    ----------
+    model_file : str
+        ONNX model file name (bytes or an ``onnx.ModelProto`` are accepted too).
+    strict : bool
+        Refuse ops whose version is newer than the importer was reviewed for (by default they
+        import with a warning).
+
+    Returns
+    -------
+    sym : Symbol
+        The MXNet graph; its free variables are the ONNX graph inputs (by their ONNX names)
+        and the parameters.
+    arg_params : dict of str to NDArray
+        Weights (initializers, and constants the graph needs as tensors).
+    aux_params : dict of str to NDArray
+        Auxiliary states: BatchNormalization's mean and variance.
+    """
+    g = import_graph(model_file, strict=strict)
+    return (g.sym, {k: NDArray(v) for k, v in g.arg_params.items()},
+            {k: NDArray(v) for k, v in g.aux_params.items()})
+
+
+def get_model_metadata(model_file: Any) -> dict[str, list]:
+    """Names and shapes of the model's inputs and outputs, as MXNet 1.9.1 returns them.
+
+    Returns
+    -------
+    dict
+        ``'input_tensor_data'``: ``[(name, shape tuple, ONNX elem_type int)]`` for the inputs
+        that are not initializers; ``'output_tensor_data'``: ``[(name, shape tuple)]``.
+        Symbolic dims are 0 (``dim_value`` of an unset dim), as in MXNet.
+    """
+    model, _ = load_model(model_file, check=True)
+    params = {t.name for t in model.graph.initializer}
+    inputs = [(i.name, _dims(i), i.type.tensor_type.elem_type)
+              for i in model.graph.input if i.name not in params]
+    outputs = [(o.name, _dims(o)) for o in model.graph.output]
+    return {"input_tensor_data": inputs, "output_tensor_data": outputs}
+
+
+def _dims(vi: onnx.ValueInfoProto) -> tuple[int, ...]:
+    return tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
+
+
+def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False) -> Any:
+    """Import an ONNX model as a Gluon :class:`~gluonport.gluon.SymbolBlock` (MXNet's
+    ``import_to_gluon``): inputs are the ONNX graph inputs, parameters loaded on ``ctx``."""
+    from ..gluon.symbol_block import SymbolBlock
+
+    g = import_graph(model_file, strict=strict)
+    net = SymbolBlock(g.sym, [var(n) for n in g.input_names])
+    values = {**g.arg_params, **g.aux_params}
+    net.collect_params().load_dict({k: NDArray(v) for k, v in values.items()}, ctx,
+                                   allow_missing=False, ignore_extra=True, cast_dtype=True,
+                                   dtype_source="saved")
+    return net
+
+
+def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = False
+                 ) -> tuple[str, str]:
+    """Import ``model_file`` and write ``PREFIX-symbol.json`` + ``PREFIX-%04d.params`` (a
+    Module-API checkpoint MXNet 1.9.1 loads with ``mx.model.load_checkpoint``).
+
+    Returns the two paths written.
+    """
+    from ..model import save_checkpoint
+
+    g = import_graph(model_file, strict=strict)
+    save_checkpoint(os.fspath(prefix), epoch, g.sym,
+                    {k: NDArray(v) for k, v in g.arg_params.items()},
+                    {k: NDArray(v) for k, v in g.aux_params.items()})
+    return f"{prefix}-symbol.json", f"{prefix}-{epoch:04d}.params"
