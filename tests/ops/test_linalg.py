@@ -57,7 +57,7 @@ def test_dot_refuses_vector_transpose_and_integers():
 
 def test_dot_float16_computes_in_float32():
     a = RNG.uniform(-1, 1, (3, 8)).astype(np.float16)
-    got = mx.nd.dot(mx.nd.array(a), mx.nd.array(a.T))
+    got = mx.nd.dot(mx.nd.array(a, dtype=a.dtype), mx.nd.array(a.T, dtype=a.dtype))
     assert got.dtype == np.float16
     want = a.astype(np.float32) @ a.T.astype(np.float32)
     np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-3, atol=2e-3)

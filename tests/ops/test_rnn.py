@@ -26,6 +26,11 @@ import gluonport as mx  # noqa: E402
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError  # noqa: E402
 from gluonport.ops.rnn import rnn_param_size  # noqa: E402
 
+
+def _nd(a):
+    """An NDArray keeping the numpy dtype (nd.array alone makes float32, as MXNet)."""
+    return mx.nd.array(a, dtype=a.dtype)
+
 RNG = np.random.RandomState(3)
 
 
@@ -91,11 +96,11 @@ def test_sequence_length_equals_truncated_runs(mode, layers, bidir):
     lengths = np.array([5, 2, 4], np.int32)
     attrs = {"mode": mode, "state_size": 3, "num_layers": layers, "bidirectional": bidir,
              "state_outputs": True}
-    full = mx.nd.invoke("RNN", [mx.nd.array(a) for a in ins] + [mx.nd.array(lengths)],
+    full = mx.nd.invoke("RNN", [_nd(a) for a in ins] + [_nd(lengths)],
                         {**attrs, "use_sequence_length": True})
     for b, n in enumerate(lengths):
         one = [ins[0][:n, b:b + 1], ins[1]] + [s[:, b:b + 1] for s in ins[2:]]
-        ref = mx.nd.invoke("RNN", [mx.nd.array(a) for a in one], attrs)
+        ref = mx.nd.invoke("RNN", [_nd(a) for a in one], attrs)
         np.testing.assert_allclose(full[0].asnumpy()[:n, b], ref[0].asnumpy()[:, 0], 1e-5, 1e-6)
         assert not full[0].asnumpy()[n:, b].any(), "outputs past the sequence end must be 0"
         for got, want in zip(full[1:], ref[1:]):
@@ -121,7 +126,7 @@ def _lstm_one_step(x, w, h, c, H):
 def test_lstm_state_clip(lo, hi):
     x, w, h0, c0 = _inputs("lstm", T=1, dtype=np.float64)
     c0 = c0 * 4
-    out = mx.nd.RNN(*(mx.nd.array(a) for a in (x, w, h0, c0)), mode="lstm", state_size=3,
+    out = mx.nd.RNN(*(_nd(a) for a in (x, w, h0, c0)), mode="lstm", state_size=3,
                     num_layers=1, state_outputs=True, lstm_state_clip_min=lo,
                     lstm_state_clip_max=hi)
     i, f, g, o = _lstm_one_step(x[0], w, h0[0], c0[0], 3)
@@ -134,7 +139,7 @@ def test_lstm_state_clip(lo, hi):
 def test_lstm_state_clip_nan(stop_nan):
     x, w, h0, c0 = _inputs("lstm", T=1)
     c0[0, 0, 0] = np.nan
-    out = mx.nd.RNN(*(mx.nd.array(a) for a in (x, w, h0, c0)), mode="lstm", state_size=3,
+    out = mx.nd.RNN(*(_nd(a) for a in (x, w, h0, c0)), mode="lstm", state_size=3,
                     num_layers=1, state_outputs=True, lstm_state_clip_min=-0.5,
                     lstm_state_clip_max=0.5, lstm_state_clip_nan=stop_nan)
     cell = out[2].asnumpy()[0, 0, 0]
@@ -144,7 +149,7 @@ def test_lstm_state_clip_nan(stop_nan):
 def test_float16_runs_in_float32():
     ins = _inputs("gru", dtype=np.float16)
     attrs = {"mode": "gru", "state_size": 3, "num_layers": 1}
-    half = mx.nd.invoke("RNN", [mx.nd.array(a) for a in ins], attrs)
+    half = mx.nd.invoke("RNN", [_nd(a) for a in ins], attrs)
     full = mx.nd.invoke("RNN", [mx.nd.array(a.astype(np.float32)) for a in ins], attrs)
     assert half.dtype == np.float16
     np.testing.assert_allclose(half.asnumpy(), full.asnumpy(), rtol=2e-3, atol=2e-3)
@@ -152,14 +157,14 @@ def test_float16_runs_in_float32():
 
 def test_bad_options_and_inputs():
     x, w, h0 = _inputs("gru")
-    args = [mx.nd.array(a) for a in (x, w, h0)]
+    args = [_nd(a) for a in (x, w, h0)]
     with pytest.raises(OpAttributeError, match="projection_size"):
         mx.nd.RNN(*args, mode="gru", state_size=3, num_layers=1, projection_size=2)
     with pytest.raises(OpAttributeError, match="lstm_state_clip"):
         mx.nd.RNN(*args, mode="gru", state_size=3, num_layers=1, lstm_state_clip_min=-1.0,
                   lstm_state_clip_max=1.0)
     with pytest.raises(ShapeError, match="parameters"):
-        mx.nd.RNN(args[0], mx.nd.array(w[:-1]), args[2], mode="gru", state_size=3,
+        mx.nd.RNN(args[0], _nd(w[:-1]), args[2], mode="gru", state_size=3,
                   num_layers=1)
     sym = mx.sym.RNN(*_vars("gru"), mode="gru", state_size=3, num_layers=1, name="r")
     with pytest.raises(DTypeError, match="state"):
