@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ._import_context import ImportContext, Value, importer
-from ._import_util import broadcast_to, cast, scalar_value
+from ._import_util import broadcast_shape, broadcast_to, cast, scalar_value
 
 __all__: list[str] = []
 
@@ -369,8 +369,6 @@ def cast_like(ctx: ImportContext, x: Value, like: Value, *, saturate: int = 1,
 @importer("Where", since=9)
 def where(ctx: ImportContext, cond: Value, x: Value, y: Value) -> object:
     """MXNet's ``where`` needs one shape for all three: broadcast them to the output's."""
-    shape = ctx.out_shape()
-    if shape is None:
-        raise ctx.fail("the output shape is unknown (where needs it to broadcast)")
+    shape = broadcast_shape(ctx, (cond, x, y))
     c, a, b = (broadcast_to(ctx, v, shape) for v in (cond, x, y))
     return ctx.op("where", c, a, b)

@@ -146,16 +146,57 @@ def _pool(ctx: ImportContext, x: Value, pool_type: str, kernel_shape, strides, p
         raise ctx.fail(f"dilations {dilate}: MXNet's Pooling has no dilation")
     begin, end = explicit_pads(ctx, x, kernel_shape, stride, dilate, pads, auto_pad)
     kw = {"kernel": tuple(kernel_shape), "stride": tuple(stride), "pool_type": pool_type,
-          "pooling_convention": "full" if ceil_mode else "valid"}
+          "pooling_convention": _convention(ctx, x, kernel_shape, stride, begin, end,
+                                            bool(ceil_mode))}
+    if pool_type == "lp":
+        return _lp_pool(ctx, x, begin, end, kw, p_value)
     if pool_type == "avg":
         kw["count_include_pad"] = bool(count_include_pad)
-    if p_value is not None:
-        kw["p_value"] = p_value
     if begin != end and pool_type == "avg" and not count_include_pad:
         return _avg_exclude_pad(ctx, x, begin, end, kw)
+    small_int = x.dtype is not None and np.dtype(x.dtype).kind in "iu" and \
+        np.dtype(x.dtype).itemsize <= 2
+    if small_int:  # MXNet pools floats only; 8/16-bit integers are exact in float32
+        x = Value(ctx, x.name, sym=cast(ctx, x.sym, np.dtype(np.float32)), shape=x.shape,
+                  dtype=np.dtype(np.float32))
     fill = _lowest(x.dtype) if pool_type == "max" else 0.0
     data, pad = _pre_pad(ctx, x, begin, end, fill)
-    return ctx.op("Pooling", data.sym, pad=pad, **kw)
+    out = ctx.op("Pooling", data.sym, pad=pad, **kw)
+    return cast(ctx, out, ctx.out_dtype()) if small_int else out
+
+
+def _convention(ctx: ImportContext, x: Value, kernel, stride, begin, end, ceil: bool) -> str:
+    """'full' (ceil) or 'valid' (floor). ONNX's ceil mode drops a last window that would
+    start in the right padding, which MXNet's 'full' keeps: when that happens on every
+    axis where ceil and floor differ, the floor convention gives ONNX's size."""
+    if not ceil:
+        return "valid"
+    sizes = _spatial(ctx, x, len(kernel))
+    if not all(isinstance(s, int) for s in sizes):
+        return "full"
+    wants = set()
+    for size, k, s, b, e in zip(sizes, kernel, stride, begin, end):
+        span = size + b + e - k
+        up, down = -(-span // s) + 1, span // s + 1
+        onnx = up - 1 if (up - 1) * s >= size + b else up
+        if up != down:
+            wants.add("full" if onnx == up else "valid")
+    if len(wants) > 1:
+        raise ctx.fail("ceil_mode drops the last window on some axes only; MXNet's "
+                       "pooling_convention applies to all axes")
+    return wants.pop() if wants else "valid"
+
+
+def _lp_pool(ctx: ImportContext, x: Value, begin, end, kw, p: int) -> object:
+    """``(sum |x|^p)^(1/p)`` over each window: an include-pad average times the window size
+    (MXNet's own lp pooling takes p in 1..3 only)."""
+    powered = ctx.op("_power_scalar", ctx.op("abs", x.sym), scalar=float(p))
+    v = Value(ctx, x.name, sym=powered, shape=x.shape, dtype=x.dtype)
+    data, pad = _pre_pad(ctx, v, begin, end, 0.0)
+    kw = {**kw, "pool_type": "avg", "count_include_pad": True}
+    avg = ctx.op("Pooling", data.sym, pad=pad, **kw)
+    total = ctx.op("_mul_scalar", avg, scalar=float(np.prod(kw["kernel"])))
+    return ctx.op("_power_scalar", total, scalar=1.0 / p)
 
 
 def _lowest(dtype) -> float:
@@ -206,9 +247,13 @@ def lp_pool(ctx: ImportContext, x: Value, *, auto_pad: str = "NOTSET", ceil_mode
 def _global(pool_type: str):
     def handler(ctx: ImportContext, x: Value, *, p: int = 2) -> object:
         n = max((x.rank or 4) - 2, 1)
-        kw = {"p_value": int(p)} if pool_type == "lp" else {}
-        return ctx.op("Pooling", x.sym, kernel=(1,) * n, global_pool=True,
-                      pool_type=pool_type, **kw)
+        if pool_type != "lp":
+            return ctx.op("Pooling", x.sym, kernel=(1,) * n, global_pool=True,
+                          pool_type=pool_type)
+        powered = ctx.op("_power_scalar", ctx.op("abs", x.sym), scalar=float(p))
+        axes = tuple(range(2, 2 + n))
+        total = ctx.op("sum", powered, axis=axes, keepdims=True)
+        return ctx.op("_power_scalar", total, scalar=1.0 / p)
 
     return handler
 
@@ -398,7 +443,9 @@ def lp_normalization(ctx: ImportContext, x: Value, *, axis: int = -1, p: int = 2
     if p not in (1, 2):
         raise ctx.fail(f"p={p}: MXNet's norm has ord 1 and 2")
     norm = ctx.op("norm", x.sym, ord=p, axis=(norm_axis(axis, x.rank, ctx),), keepdims=True)
-    return ctx.op("broadcast_div", x.sym, norm)
+    # a zero vector stays zero (x / (norm + [norm == 0]))
+    safe = ctx.op("broadcast_add", norm, ctx.op("_equal_scalar", norm, scalar=0.0))
+    return ctx.op("broadcast_div", x.sym, safe)
 
 
 @importer("MeanVarianceNormalization", since=9)

@@ -324,7 +324,8 @@ def pad_sym(ctx: ImportContext, x: Value, begin: Sequence[int], end: Sequence[in
     spatial axes only, non-negative), else slices and concatenations along each axis."""
     rank = len(begin)
     shape = x.shape or (None,) * rank
-    mx_ok = (rank in (4, 5) and not any(begin[:2]) and not any(end[:2])
+    floating = x.dtype is not None and np.dtype(x.dtype).kind == "f"
+    mx_ok = (floating and rank in (4, 5) and not any(begin[:2]) and not any(end[:2])
              and min(list(begin) + list(end)) >= 0 and mode in ("constant", "edge", "reflect"))
     if mx_ok and mode == "reflect":
         mx_ok = all(isinstance(shape[i], int) and max(begin[i], end[i]) < shape[i]

@@ -12,7 +12,7 @@ from ..symbol import Symbol
 from ._import_context import ImportContext, Value
 
 __all__ = ["norm_axis", "norm_axes", "scalar_value", "cast", "mx_dtype", "as_rank",
-           "broadcast_to", "reshape", "int_attr_list"]
+           "broadcast_to", "broadcast_shape", "reshape", "int_attr_list"]
 
 
 def norm_axis(axis: int, rank: int | None, ctx: ImportContext | None = None) -> int:
@@ -88,6 +88,26 @@ def broadcast_to(ctx: ImportContext, v: Value, shape: Sequence) -> Symbol:
     if all(t == 0 for t in target):
         return s
     return ctx.op("broadcast_to", s, shape=tuple(target))
+
+
+def broadcast_shape(ctx: ImportContext, values: Sequence[Value]) -> tuple:
+    """The output shape of a broadcast of ``values``: shape inference's, with unknown dims
+    filled from any input that has a non-1 static size there."""
+    ranks = [max(v.rank, 1) for v in values if v.rank is not None]
+    out = ctx.out_shape()
+    if out is None and len(ranks) < len(values):
+        raise ctx.fail("the output shape is unknown (broadcasting needs it)")
+    rank = len(out) if out is not None else max(ranks)
+    dims = list(out) if out is not None else [None] * rank
+    for i in range(rank):
+        if isinstance(dims[i], int):
+            continue
+        for v in values:
+            own = tuple(v.shape or ()) or (1,)
+            k = i - (rank - len(own))
+            if 0 <= k < len(own) and isinstance(own[k], int) and own[k] != 1:
+                dims[i] = own[k]
+    return tuple(dims)
 
 
 def reshape(ctx: ImportContext, s: Symbol, shape: Sequence[int], **kw) -> Symbol:

@@ -45,9 +45,10 @@ def _declared_shapes(model: onnx.ModelProto) -> list[tuple[int, ...] | None]:
 
 
 def _array(x: Any) -> np.ndarray:
+    """A numpy input; 0-d becomes (1,) as MXNet 1.x holds scalars."""
     if isinstance(x, onnx.TensorProto):
-        return numpy_helper.to_array(x)
-    return np.asarray(x)
+        x = numpy_helper.to_array(x)
+    return np.atleast_1d(np.asarray(x))
 
 
 def _feed(inputs: Any, names: list[str]) -> dict[str, np.ndarray]:
