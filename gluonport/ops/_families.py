@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     roi,
+    sequence,
     shape,
     sort,
     unary,
