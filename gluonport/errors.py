@@ -21,6 +21,7 @@ __all__ = [
     "ExecutionError",
     "ConversionError",
     "ParameterError",
+    "ParameterNotInitializedError",
     "DeferredInitializationError",
     "ValidationError",
 ]
@@ -97,6 +98,11 @@ class ConversionError(GluonportError, RuntimeError):
 
 class ParameterError(GluonportError, ValueError):
     """A Gluon Parameter is used wrongly: missing, extra, shape or dtype mismatch."""
+
+
+class ParameterNotInitializedError(ParameterError, RuntimeError):
+    """A Parameter's data is used before ``initialize()`` (or on a context it was not
+    initialized on). MXNet raises ``RuntimeError`` here, so this is one too."""
 
 
 class DeferredInitializationError(GluonportError, RuntimeError):

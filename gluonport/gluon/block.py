@@ -15,11 +15,9 @@ import warnings
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-import numpy as np
-
 from .. import name as _name
 from ..context import Context
-from ..errors import ParameterError
+from ..errors import GluonportError, ParameterError
 from ..ndarray import NDArray
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
@@ -77,6 +75,31 @@ class _BlockScope:
         self._name_scope.__exit__(*exc)
         self._name_scope = None
         _BlockScope._current.value = self._old_scope
+
+
+def _shape_str(args: Any) -> str:
+    """MXNet's summary shape text: ``(1, 3)`` for one array, ``(1, 3), (1, 4)`` for several."""
+    def shapes(x: Any) -> Any:
+        if isinstance(x, (list, tuple)):
+            return [shapes(i) for i in x]
+        return x.shape if isinstance(x, NDArray) else x
+
+    out = shapes(args)
+    return str(out)[1:-1] if isinstance(out, list) else str(out)
+
+
+def _summary_lines(rows: list[tuple[str, str, int, int, int]]) -> list[str]:
+    line = "{:>20}  {:>42} {:>15}"
+    total = sum(r[2] for r in rows)
+    trainable = sum(r[3] for r in rows)
+    shared = sum(r[4] for r in rows)
+    return (["-" * 80, line.format("Layer (type)", "Output Shape", "Param #"), "=" * 80]
+            + [line.format(n, s, c) for n, s, c, _, _ in rows]
+            + ["=" * 80, "Parameters in forward computation graph, duplicate included",
+               f"   Total params: {total}", f"   Trainable params: {trainable}",
+               f"   Non-trainable params: {total - trainable}",
+               f"Shared params in forward computation graph: {shared}",
+               f"Unique parameters in model: {total - shared}", "-" * 80])
 
 
 def _indent(text: str, n: int) -> str:
@@ -286,38 +309,37 @@ class Block:
         raise NotImplementedError
 
     def summary(self, *inputs: Any) -> None:
-        """Print each layer's output shape and parameter count for ``inputs`` (MXNet's
-        ``Block.summary``)."""
-        rows: list[tuple[str, str, int]] = []
+        """Print each layer's output shape and parameter count for ``inputs``, in MXNet's
+        ``Block.summary`` layout (containers are not listed; the block must not be
+        hybridized)."""
+        from .nn.basic_layers import HybridSequential, Sequential
+
+        rows: list[tuple[str, str, int, int, int]] = [("Input", _shape_str(inputs), 0, 0, 0)]
         seen: set[int] = set()
         handles = []
 
-        def hook(block: Block, _: Any, out: Any) -> None:
-            shapes = [o.shape for o in (out if isinstance(out, (list, tuple)) else [out])
-                      if isinstance(o, NDArray)]
-            count = 0
-            for p in block._reg_params.values():
-                if id(p) not in seen and p.shape is not None:
-                    seen.add(id(p))
-                    count += int(np.prod(p.shape))
-            name = f"{block.__class__.__name__}-{len(rows) + 1}"
-            rows.append((name, str(shapes[0] if len(shapes) == 1 else shapes), count))
+        def hook(block: Block, _: Any, outputs: Any) -> None:
+            total = trainable = shared = 0
+            for p in block.params.values():
+                size = int(p.data().size)
+                total += size
+                trainable += 0 if p.grad_req == "null" else size
+                if id(p) in seen:
+                    shared += size
+                seen.add(id(p))
+            name = f"{block.__class__.__name__}-{len(rows)}"
+            rows.append((name, _shape_str(outputs), total, trainable, shared))
 
         def add(block: Block) -> None:
-            handles.append(block.register_forward_hook(hook))
+            if getattr(block, "_active", False):
+                raise GluonportError(f'"{block.name}" must not be hybridized to print summary.')
+            if not isinstance(block, (Sequential, HybridSequential)):
+                handles.append(block.register_forward_hook(hook))
 
-        self.apply(add)
         try:
+            self.apply(add)
             self(*inputs)
         finally:
             for h in handles:
                 h.detach()
-        shape = [x.shape for x in inputs]
-        lines = ["-" * 80, f"{'Layer (type)':>25}  {'Output Shape':>30}  {'Param #':>15}",
-                 "=" * 80, f"{'Input':>25}  {str(shape[0] if len(shape) == 1 else shape):>30}  "
-                 f"{0:>15}"]
-        lines += [f"{n:>25}  {s:>30}  {c:>15}" for n, s, c in rows]
-        total = sum(c for _, _, c in rows)
-        lines += ["=" * 80, "Parameters in forward computation graph, duplicate included",
-                  f"   Total params: {total}", "-" * 80]
-        print("\n".join(lines))
+        print("\n".join(_summary_lines(rows)))

@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes
 from .. import initializer as _init
 from ..context import Context, cpu, current_context
-from ..errors import DeferredInitializationError, ParameterError
+from ..errors import DeferredInitializationError, ParameterError, ParameterNotInitializedError
 from ..ndarray import NDArray
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
@@ -203,8 +203,9 @@ class Parameter:
             for c, arr in zip(self._ctx_list or [], arr_list):
                 if c == ctx:
                     return arr
-            raise ParameterError(f"Parameter '{self.name}' was not initialized on context "
-                                 f"{ctx}. It was only initialized on {self._ctx_list}.")
+            raise ParameterNotInitializedError(
+                f"Parameter '{self.name}' was not initialized on context {ctx}. It was only "
+                f"initialized on {self._ctx_list}.")
         if self._deferred_init:
             raise DeferredInitializationError(
                 f"Parameter '{self.name}' has not been initialized yet because initialization "
@@ -212,7 +213,7 @@ class Parameter:
                 "Please pass one batch of data through the network before accessing "
                 "Parameters. You can also avoid deferred initialization by specifying "
                 "in_units, num_features, etc., for network layers.")
-        raise ParameterError(
+        raise ParameterNotInitializedError(
             f"Parameter '{self.name}' has not been initialized. Note that you should "
             "initialize parameters and create Trainer with Block.collect_params() instead of "
             "Block.params because the later does not include Parameters of nested child Blocks")
@@ -229,7 +230,8 @@ class Parameter:
         if self._data is None:
             if self._deferred_init:
                 return list(self._deferred_init[1])
-            raise ParameterError(f"Parameter '{self.name}' has not been initialized")
+            raise ParameterNotInitializedError(f"Parameter '{self.name}' has not been "
+                                               "initialized")
         return list(self._ctx_list or [])
 
     def grad(self, ctx: Context | None = None) -> NDArray:
@@ -360,7 +362,8 @@ class Constant(Parameter):
     """A parameter that is never updated (``grad_req='null'``), initialized to ``value``.
 
     As in MXNet, ``value`` goes through ``nd.array`` (a Python list becomes float32) and the
-    initializer is registered under the name ``Constant_<id>``.
+    initializer is registered under the name ``Constant_<name>_<id>`` (MXNet's spelling; it is
+    the ``__init__`` attribute of the exported variable).
     """
 
     def __init__(self, name: str, value: Any):
@@ -375,7 +378,7 @@ class Constant(Parameter):
             def _init_weight(self, _: str, arr: Any) -> None:
                 arr[:] = data
 
-        init_name = f"Constant_{id(self)}"
+        init_name = f"Constant_{name}_{id(self)}"
         _init._REGISTRY[init_name.lower()] = _ConstantInit
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
                          init=init_name)

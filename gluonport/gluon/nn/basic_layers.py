@@ -114,7 +114,8 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any, bias: Any = None) -> Any:
-        out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
+        inputs = (x, weight) if bias is None else (x, weight, bias)
+        out = F.FullyConnected(*inputs, no_bias=bias is None, num_hidden=self._units,
                                flatten=self._flatten, name="fwd")
         if self.act is not None:
             out = self.act(out)

@@ -90,7 +90,9 @@ class _Conv(HybridBlock):
             s += f", padding={k['pad']}"
         if k["dilate"] != (1,) * n:
             s += f", dilation={k['dilate']}"
-        out_pad = getattr(self, "outpad", None)
+        # MXNet 1.9.1 looks for ``out_pad`` but ConvNDTranspose sets ``outpad``, so its repr
+        # never shows output_padding; we print what MXNet prints.
+        out_pad = getattr(self, "out_pad", None)
         if out_pad is not None and tuple(out_pad) != (0,) * n:
             s += f", output_padding={out_pad}"
         if k["num_group"] != 1:
