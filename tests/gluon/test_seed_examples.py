@@ -109,7 +109,7 @@ def test_b_lenet_print_hybridize_export_imports(tmp_path, monkeypatch):
     printed, second = _printed(lambda: net(x))
     assert printed == SEED["b"]["printed_hybrid_second"] == ""  # the cached graph runs
     G.assert_close(first.asnumpy(), eager.asnumpy())
-    np.testing.assert_array_equal(first.asnumpy(), second.asnumpy())
+    G.assert_close(second.asnumpy(), first.asnumpy(), rtol=1e-6, atol=1e-7)
     assert G.param_list(net) == SEED["b"]["params"]
 
     G.set_weights(net)
@@ -122,7 +122,7 @@ def test_b_lenet_print_hybridize_export_imports(tmp_path, monkeypatch):
     assert G.sha256("model-0001.params") == SEED["b"]["params_sha256"]
     block = gluon.SymbolBlock.imports('model-symbol.json', ['data'], 'model-0001.params')
     G.assert_close(block(data).asnumpy(), G.output("seed/b/imported"))
-    np.testing.assert_array_equal(block(data).asnumpy(), net(data).asnumpy())
+    G.assert_close(block(data).asnumpy(), net(data).asnumpy(), rtol=1e-6, atol=1e-7)
 
 
 # (c) ------------------------------------------------------------------------------------------
