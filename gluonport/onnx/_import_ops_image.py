@@ -33,6 +33,14 @@ def _axis_map(ctx: ImportContext, n: int, m: int, scale: float | None, attrs: di
         inputs.append("sizes")
     node = helper.make_node("Resize", inputs, ["Y"], **attrs)
     feeds = {"X": np.eye(n, dtype=np.float64)}
+    return _eval_map(ctx, node, feeds, n, m, roi, scale)
+
+
+def _eval_map(ctx: ImportContext, node, feeds: dict, n: int, m: int, roi, scale):
+    """(W, b): the output for the identity gives W, for zeros the constant part b (tf crop
+    extrapolation)."""
+    from onnx.reference import ReferenceEvaluator
+
     if roi is not None:
         feeds["roi"] = np.array([0.0, roi[0], 1.0, roi[1]], np.float32)
     if scale is not None:
@@ -42,18 +50,27 @@ def _axis_map(ctx: ImportContext, n: int, m: int, scale: float | None, attrs: di
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            y = ReferenceEvaluator(node, opsets={"": _HELPER_OPSET}).run(None, feeds)[0]
+            ev = ReferenceEvaluator(node, opsets={"": _HELPER_OPSET})
+            y = ev.run(None, feeds)[0]
+            y0 = ev.run(None, {**feeds, "X": np.zeros((n, n))})[0]
     except Exception as exc:  # noqa: BLE001
         raise ctx.fail(f"these Resize attributes could not be evaluated: {exc}") from None
     if y.shape != (n, m):
         raise ctx.fail(f"resizing {n} -> {m} gave {y.shape[1]} elements; give sizes or scales "
                        "that agree with the output shape")
-    return np.ascontiguousarray(y.T)
+    return np.ascontiguousarray((y - y0).T), y0[0]
 
 
-def _apply(ctx: ImportContext, s, axis: int, rank: int, w: np.ndarray, mode: str,
+def _apply(ctx: ImportContext, s, axis: int, rank: int, wb: tuple, mode: str,
            dtype) -> object:
+    w, bias = wb
     m, n = w.shape
+    if np.any(bias):
+        y = _apply(ctx, s, axis, rank, (w, bias * 0), "linear", dtype)
+        shape = [1] * rank
+        shape[axis] = m
+        b = ctx.new_param(f"{ctx.node_name}_b{axis}", bias.reshape(shape).astype(dtype))
+        return ctx.op("broadcast_add", y, b)
     if mode == "nearest" and np.all((w == 0) | (w == 1)) and np.all(w.sum(1) == 1):
         idx = w.argmax(1)
         if m % n == 0 and np.array_equal(idx, np.repeat(np.arange(n), m // n)):
@@ -83,7 +100,7 @@ def _resize(ctx: ImportContext, x: Value, scales: list[float] | None, attrs: dic
             raise ctx.fail(f"axis {a} is resized but its size is not static")
         r = None if roi is None else (roi[a], roi[a + rank])
         w = _axis_map(ctx, n, m, scale, attrs, r)
-        if np.array_equal(w, np.eye(n)):
+        if np.array_equal(w[0], np.eye(n)) and not np.any(w[1]):
             continue
         s = _apply(ctx, s, a, rank, w, attrs["mode"], x.dtype)
         done.append(a)
@@ -107,25 +124,26 @@ def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
              "cubic_coeff_a": cubic_coeff_a, "exclude_outside": exclude_outside,
              "extrapolation_value": extrapolation_value, "nearest_mode": nearest_mode,
              "antialias": antialias}
-    sc = scales.floats() if scales is not None and scales.const is not None and \
-        scales.const.size else None
-    if sizes is not None and sizes.const is None:
-        raise ctx.fail("sizes must be a constant")
-    if scales is not None and scales.const is None:
-        raise ctx.fail("scales must be a constant")
+    sc = (scales.floats() or None) if scales is not None else None
+    if sizes is not None:
+        sizes.ints()  # must be a constant (the output shape comes from shape inference)
     r = None
     if coordinate_transformation_mode == "tf_crop_and_resize":
-        if roi is None or roi.const is None:
-            raise ctx.fail("tf_crop_and_resize needs a constant roi")
+        if roi is None:
+            raise ctx.fail("tf_crop_and_resize needs a roi")
         r = roi.floats()
+        if axes is not None:
+            k = len(axes)
+            r = _full_axes(ctx, x, r[:k], axes, 0.0) + _full_axes(ctx, x, r[k:], axes, 1.0)
     sc = _full_axes(ctx, x, sc, axes)
     return _resize(ctx, x, sc, attrs, r)
 
 
-def _full_axes(ctx: ImportContext, x: Value, sc: list[float] | None, axes) -> list | None:
+def _full_axes(ctx: ImportContext, x: Value, sc: list[float] | None, axes,
+               fill: float = 1.0) -> list | None:
     if sc is None or axes is None:
         return sc
-    full = [1.0] * (x.rank or 0)
+    full = [fill] * (x.rank or 0)
     for a, v in zip(axes, sc):
         full[a if a >= 0 else a + len(full)] = v
     return full

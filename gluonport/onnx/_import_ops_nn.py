@@ -397,18 +397,28 @@ def layer_norm(ctx: ImportContext, x: Value, scale: Value, bias: Value | None = 
     axis = norm_axis(axis, rank, ctx)
     tail = x.shape[axis:]
     n = int(np.prod(tail)) if all(isinstance(d, int) for d in tail) else None
+    stats = _ln_stats(ctx, x, axis, epsilon) if len(ctx.out_types) > 1 else [None, None]
     if axis == rank - 1:
         gamma = scale.sym if scale.rank == 1 else _vector(ctx, scale, n, 1.0, x.dtype, "gamma")
         beta = _vector(ctx, bias, n, 0.0, x.dtype, "beta") if bias is None or bias.rank != 1 \
             else bias.sym
-        return [ctx.op("LayerNorm", x.sym, gamma, beta, axis=-1, eps=epsilon), None, None]
+        return [ctx.op("LayerNorm", x.sym, gamma, beta, axis=-1, eps=epsilon), *stats]
     if n is None:
         raise ctx.fail("LayerNormalization over several axes needs their static sizes")
     flat = reshape(ctx, x.sym, (0,) * axis + (-1,))
     gamma = _vector(ctx, scale, n, 1.0, x.dtype, "gamma")
     beta = _vector(ctx, bias, n, 0.0, x.dtype, "beta")
     y = ctx.op("LayerNorm", flat, gamma, beta, axis=-1, eps=epsilon)
-    return [ctx.op("reshape_like", y, x.sym), None, None]
+    return [ctx.op("reshape_like", y, x.sym), *stats]
+
+
+def _ln_stats(ctx: ImportContext, x: Value, axis: int, eps: float) -> list:
+    """LayerNormalization's optional Mean and InvStdDev outputs (kept dims)."""
+    axes = tuple(range(axis, x.rank))
+    mean = ctx.op("mean", x.sym, axis=axes, keepdims=True)
+    centered = ctx.op("broadcast_sub", x.sym, mean)
+    var = ctx.op("mean", ctx.op("square", centered), axis=axes, keepdims=True)
+    return [mean, ctx.op("rsqrt", ctx.op("_plus_scalar", var, scalar=eps))]
 
 
 @importer("GroupNormalization", since=18)

@@ -388,8 +388,19 @@ def depth_to_space(ctx: ImportContext, x: Value, *, blocksize: int = 1,
 
 
 @importer("SpaceToDepth", since=1)
-def space_to_depth(ctx: ImportContext, x: Value, *, blocksize: int = 1) -> object:
-    return ctx.op("space_to_depth", x.sym, block_size=blocksize)
+def space_to_depth(ctx: ImportContext, x: Value, *, blocksize: int = 1,
+                   mode: str = "DCR") -> object:
+    """MXNet's space_to_depth orders the output channels as ONNX's DCR; CRD permutes them."""
+    out = ctx.op("space_to_depth", x.sym, block_size=blocksize)
+    if mode != "CRD":
+        return out
+    channels = x.shape[1] if x.shape is not None else None
+    if not isinstance(channels, int):
+        raise ctx.fail("CRD mode needs the channel count")
+    bb = blocksize * blocksize
+    perm = np.arange(channels * bb).reshape(bb, channels).T.reshape(-1)
+    return ctx.op("take", out, ctx.new_param(f"{ctx.node_name}_crd", perm.astype(np.int64)),
+                  axis=1)
 
 
 # --- shapes and constants ---------------------------------------------------------------------

@@ -111,8 +111,23 @@ class SpecializingRep(BackendRep):
                        for n, v in sorted(fixed.items()))
         rep = self._cache.get(key)
         if rep is None:
-            rep = self._cache[key] = _prepare(_specialize(self.model, fixed), self.strict)
-        return rep.run_feed({k: v for k, v in feed.items() if k not in fixed})
+            rep = self._cache[key] = self._import(feed, fixed)
+        return rep.run_feed({k: v for k, v in feed.items() if k not in rep.params
+                             and k not in fixed})
+
+    def _import(self, feed: dict, fixed: dict) -> GluonportRep:
+        """Import with ``fixed`` as constants, adding inputs the import asks for (a few
+        rounds: one constant can make the next handler need another)."""
+        for _ in range(4):
+            try:
+                return _prepare(_specialize(self.model, fixed), self.strict)
+            except UnsupportedOpError as err:
+                more = [n for n in getattr(err, "needs_const", ()) if n in feed
+                        and n not in fixed]
+                if not more:
+                    raise
+                fixed.update({n: feed[n] for n in more})
+        return _prepare(_specialize(self.model, fixed), self.strict)
 
 
 def _specialize(model: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.ModelProto:
