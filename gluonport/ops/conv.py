@@ -26,6 +26,12 @@ The compute is BLAS-backed: an im2col matrix built by contiguous row copies from
 (and, for strides, phase-split) input, then one matmul per group (:func:`conv_nd`); 1x1
 convolutions are a single matmul; Deconvolution is one matmul followed by a col2im
 accumulation with one strided add per kernel tap (:func:`deconv_nd`).
+
+ONNX export (opset 13+): ``Conv``/``ConvTranspose`` with MXNet's pads, dilations and groups
+(``adj`` and ``target_shape`` become pads and ``output_padding`` exactly as MXNet's InferPad
+computes them), channels-last data transposed around them, float16 in float32, int8/uint8 sums
+exact then saturated; float64 as im2col + ``MatMul`` (onnxruntime has no double Conv).
+UpSampling: bilinear is the same depthwise ``ConvTranspose``, nearest is ``Resize``.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
+from . import _onnx_window as win
+from ._onnx import attach
 from ._shape import fmt, merge
 from .registry import OpDef, register
 
@@ -539,3 +547,180 @@ register(OpDef(
     inputs=_up_inputs, variadic="num_args", infer_shape=_up_shape, compute=_upsampling,
     var_attrs={"weight": {"__init__": '["bilinear", {}]'}},
     doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW."))
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+_EXACT_F32 = 1 << 24  # integers up to here are exact in float32
+
+
+def _conv_work(ctx, dt: np.dtype, terms: int) -> np.dtype:
+    """float16 in float32; int8/uint8 in float32 while every sum of ``terms`` products is exact
+    there (float64 otherwise); float32/float64 as they are."""
+    if dt.kind in "iu":
+        big = max(abs(int(np.iinfo(dt).min)), int(np.iinfo(dt).max))
+        return np.dtype(np.float32 if big * big * (terms + 1) < _EXACT_F32 else np.float64)
+    if dt not in (np.float16, np.float32, np.float64):
+        raise ctx.fail(f"data of dtype {dt} is not supported (MXNet computes convolution only "
+                       "for float16/32/64 and int8/uint8); cast the input to float32")
+    return win.work_dtype(dt)
+
+
+def _onnx_weight(ctx, i: int, last: bool, work: np.dtype) -> np.ndarray | str:
+    """Input ``i`` (a weight) channels-first in ``work``: a numpy value for parameters (laid out
+    at export time), else a tensor (Transpose/Cast nodes)."""
+    value = ctx.param(i)
+    if value is not None:
+        return np.ascontiguousarray(_to_cf(value, last)).astype(work)
+    w = win.as_dtype(ctx, i, work)
+    return ctx.make("Transpose", [w], perm=win.first_perm(len(ctx.in_shapes[i]))) if last else w
+
+
+def _as_tensor(ctx, w: np.ndarray | str, hint: str = "weight") -> str:
+    return w if isinstance(w, str) else ctx.const(w, hint)
+
+
+def _static_spatial(ctx, last: bool, what: str) -> tuple[int, ...]:
+    """The spatial dims of input 0, which ``what`` needs fixed at export time."""
+    rank = len(ctx.shape)
+    axes = range(1, rank - 1) if last else range(2, rank)
+    if any(ctx.is_dynamic(0, a) for a in axes):
+        raise ctx.fail(f"{what} needs the spatial dims fixed at export time, but they vary "
+                       "with the dynamic axes; export with a dynamic batch axis only")
+    return tuple(int(ctx.shape[a]) for a in axes)
+
+
+def _saturate(ctx, y: str, dt: np.dtype, work: np.dtype) -> str:
+    """int8/uint8 outputs: the exact integer sums clipped to the dtype (oneDNN saturates)."""
+    if dt.kind not in "iu":
+        return y
+    info = np.iinfo(dt)
+    return ctx.make("Clip", [y, ctx.const(work.type(info.min), "lo"),
+                             ctx.const(work.type(info.max), "hi")])
+
+
+def _conv_onnx(ctx) -> None:
+    """``Conv`` (channels-last data transposed around it; float16 in float32; int8/uint8 exact
+    and saturated). float64 is im2col + ``MatMul``: onnxruntime has no double Conv kernel."""
+    p, op = ctx.params, ctx.node.op.name
+    g, groups = geometry(p, op), _groups(p, op)
+    dt, rank, last = np.dtype(ctx.dtype), g.nd + 2, g.channels_last
+    channels = _cf(tuple(ctx.shape), last)[1]
+    work = _conv_work(ctx, dt, channels // groups * int(np.prod(g.kernel)))
+    x = win.to_first(ctx, win.as_dtype(ctx, 0, work), rank, last)
+    w = _onnx_weight(ctx, 1, last, work)
+    b = None if p.no_bias else win.as_dtype(ctx, 2, work)
+    if work == np.float64:
+        sp = _static_spatial(ctx, last, "float64 convolution (im2col)")
+        out_sp = [conv_out_size(v, g.kernel[i], g.stride[i], g.dilate[i], g.pad[i])
+                  for i, v in enumerate(sp)]
+        cols = win.taps_weight(ctx, w, groups, (p.num_filter, channels // groups, *g.kernel),
+                               work)
+        y = win.conv_by_taps(ctx, x, cols, b, g.kernel, g.stride, g.dilate, g.pad, g.pad,
+                             groups, channels, p.num_filter, out_sp)
+    else:
+        y = ctx.make("Conv", [x, _as_tensor(ctx, w)] + ([b] if b else []),
+                     kernel_shape=list(g.kernel), strides=list(g.stride),
+                     dilations=list(g.dilate), pads=list(g.pad) * 2, group=groups)
+    y = _saturate(ctx, y, dt, work)
+    win.finish(ctx, y, work, win.last_perm(rank) if last else None)
+
+
+def _conv_transpose(ctx, x: str, w: np.ndarray | str, b: str | None, g: Geometry,
+                    groups: int, pads, adj, work: np.dtype, in_sp, out_sp) -> str:
+    """``ConvTranspose`` (pads both sides, MXNet's adj as ``output_padding``), or in float64
+    the exact stride-1 convolution of the zero-interleaved input."""
+    w_shape = w.shape if not isinstance(w, str) else _cf(tuple(ctx.in_shapes[1]),
+                                                          g.channels_last)
+    if work == np.float64:
+        return win.deconv_by_taps(ctx, x, w, b, g, pads, adj, groups, w_shape, in_sp, out_sp,
+                                  work)
+    return ctx.make("ConvTranspose", [x, _as_tensor(ctx, w)] + ([b] if b else []),
+                    kernel_shape=list(g.kernel), strides=list(g.stride),
+                    dilations=list(g.dilate), pads=list(pads) * 2,
+                    output_padding=list(adj) if any(adj) else None, group=groups)
+
+
+def _deconv_onnx(ctx) -> None:
+    """``ConvTranspose``; ``target_shape`` becomes MXNet's InferPad pads and adj
+    (``output_shape`` when the spatial dims are dynamic); float64 computed exactly."""
+    p = ctx.params
+    g, groups = geometry(p, "Deconvolution"), _groups(p, "Deconvolution")
+    dt, rank, last = np.dtype(ctx.dtype), g.nd + 2, g.channels_last
+    channels = _cf(tuple(ctx.shape), last)[1]
+    work = _conv_work(ctx, dt, channels // groups * int(np.prod(g.kernel)))
+    x = win.to_first(ctx, win.as_dtype(ctx, 0, work), rank, last)
+    w = _onnx_weight(ctx, 1, last, work)
+    b = None if p.no_bias else win.as_dtype(ctx, 2, work)
+    dyn = any(ctx.is_dynamic(0, a) for a in (range(1, rank - 1) if last else range(2, rank)))
+    if dyn and any(p.target_shape) and work != np.float64:
+        y = ctx.make("ConvTranspose", [x, _as_tensor(ctx, w)] + ([b] if b else []),
+                     kernel_shape=list(g.kernel), strides=list(g.stride),
+                     dilations=list(g.dilate), output_shape=list(p.target_shape),
+                     group=groups)
+    else:
+        sp = _cf(tuple(ctx.shape), last)[2:]
+        if dyn and work == np.float64:
+            sp = _static_spatial(ctx, last, "float64 Deconvolution (im2col)")
+        pads, adj = deconv_pad_adj(p, g, sp)
+        out_sp = _deconv_out(p, g, sp)
+        y = _conv_transpose(ctx, x, w, b, g, groups, pads, adj, work, sp, out_sp)
+    y = _saturate(ctx, y, dt, work)
+    win.finish(ctx, y, work, win.last_perm(rank) if last else None)
+
+
+def _nearest_onnx(ctx, i: int, scale: int, work: np.dtype) -> str:
+    """Input ``i`` repeated ``scale`` times along H and W: ``Resize`` (nearest, asymmetric,
+    floor: ``x[o // s]``) for float types onnxruntime resizes; else Unsqueeze/Expand/Reshape."""
+    x = win.as_dtype(ctx, i, work)
+    if scale == 1:
+        return x
+    if work == np.float32:
+        scales = ctx.const(np.array([1, 1, scale, scale], np.float32), "scales")
+        return ctx.make("Resize", [x, "", scales], mode="nearest",
+                        coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    if ctx.is_dynamic(i, 3):
+        raise ctx.fail(f"nearest UpSampling of {work} data needs the width fixed at export time")
+    x = ctx.make("Unsqueeze", [x, ctx.ints([3, 5], "axes")])
+    x = ctx.make("Expand", [x, ctx.ints([1, 1, 1, scale, 1, scale], "reps")])
+    w = int(ctx.in_shapes[i][3]) * scale
+    return ctx.make("Reshape", [x, ctx.ints([0, 0, -1, w], "shape")])
+
+
+def _up_onnx(ctx) -> None:
+    """bilinear: the depthwise ``ConvTranspose`` MXNet runs (kernel ``2s - s % 2``, stride
+    ``s``, pad ``ceil((s-1)/2)``) with the weight input; nearest: ``Resize`` per input, then
+    ``Concat`` on channels or ``Sum``."""
+    p = ctx.params
+    _up_check(p)
+    dt = np.dtype(ctx.dtype)
+    work = win.work_dtype(dt)
+    if p.sample_type == "bilinear":
+        g, c = _up_kernel(p.scale), int(ctx.shape[1])
+        x = win.as_dtype(ctx, 0, work)
+        w = _onnx_weight(ctx, 1, False, work)
+        sp = tuple(ctx.shape[2:])
+        if work == np.float64:
+            sp = _static_spatial(ctx, False, "float64 bilinear UpSampling (im2col)")
+        y = _conv_transpose(ctx, x, w, None, g, c, g.pad, (0, 0), work, sp,
+                            [v * p.scale for v in sp])
+        win.finish(ctx, y, work)
+        return
+    oh = ctx.shape[2] * p.scale
+    if len(ctx.inputs) > 1 and any(ctx.is_dynamic(i, a) for i in range(len(ctx.inputs))
+                                   for a in (2, 3)):
+        raise ctx.fail("nearest UpSampling of several inputs needs their spatial dims fixed "
+                       "at export time (each input's scale is the output size over its size)")
+    ups = [_nearest_onnx(ctx, i, oh // int(s[2]) if i else p.scale, work)
+           for i, s in enumerate(ctx.in_shapes)]
+    if len(ups) == 1:
+        y = ups[0]
+    else:
+        y = ctx.make("Sum" if p.multi_input_mode == "sum" else "Concat", ups,
+                     axis=None if p.multi_input_mode == "sum" else 1)
+    win.finish(ctx, y, work)
+
+
+for _name in ("Convolution", "Convolution_v1"):
+    attach(_name, _conv_onnx)
+attach("Deconvolution", _deconv_onnx)
+attach("UpSampling", _up_onnx)

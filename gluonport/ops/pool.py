@@ -23,6 +23,14 @@ MXNet 1.9.1 semantics kept here:
   MXNet. ``mode`` picks the output size (size, odd_scale, like, to_even/odd_down/up).
 * ``Pad`` works on 4-D/5-D data, never on the first two axes; ``reflect`` is numpy's reflect.
 * ``Crop`` takes ``h_w`` or a second input's H, W (``num_args=2``), at ``offset`` or centred.
+
+ONNX export (opset 13+): MaxPool/AveragePool/LpPool with MXNet's windows made explicit (end
+padding, not ``ceil_mode``, whose last 'full' window differs; MXNet's divisors), Global*Pool or
+Reduce*; Pooling_v1's zero padding enters the max through a ``Max`` with a constant; adaptive
+pooling as AveragePool or averaging MatMuls; BilinearResize2D as ``Resize`` linear
+('align_corners' or 'pytorch_half_pixel', sizes computed at run time when H/W are dynamic);
+Pad as ``Pad``; Crop as ``Slice``. Dynamic spatial dims are kept where ONNX's windows equal
+MXNet's for every size; elsewhere the export says why it needs them fixed.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
+from . import _onnx_window as win
+from ._onnx import attach
 from ._shape import fmt
 from .registry import OpDef, register
 
@@ -575,3 +585,291 @@ register(OpDef(
             "center_crop": Bool(False)},
     variadic="num_args", compute=_crop, infer_shape=_crop_shape,
     doc="Legacy crop of NCHW data to h_w or to a second input's height and width."))
+
+
+# --- ONNX export: Pooling --------------------------------------------------------------------
+def _static_pool(ctx, x: str, kind: str, geo: tuple, include: bool, p_value: int,
+                 work: np.dtype, lowest) -> str:
+    """Pooling with every window placed exactly as MXNet places it (spatial dims known)."""
+    sp, kernel, stride, pad, out_sp = geo
+    after = win.end_pads(sp, kernel, stride, pad, out_sp)
+    taps = win.fed_by_zero_pad(ctx, x)
+    if kind == "max" and taps:
+        xp = win.pad(ctx, x, pad, after, lowest)
+        t = win.window_taps(ctx, xp, kernel, stride, (1,) * len(kernel), out_sp)
+        return t[0] if len(t) == 1 else ctx.make("Max", t)
+    if kind == "max":
+        return win.pool_node(ctx, "MaxPool", x, kernel, stride, pad, after, lowest)
+    if kind == "lp" and p_value == 2 and work != np.float64:
+        return win.pool_node(ctx, "LpPool", x, kernel, stride, pad, after, work.type(0), p=2)
+    if kind == "avg":
+        divisor = _avg_divisor(sp, kernel, stride, pad, out_sp, include)
+        return win.window_mean(ctx, x, geo, divisor, work, taps)
+    ones = np.ones((1,) * (2 + len(sp)), np.int64)
+    if kind == "sum":
+        return win.window_mean(ctx, x, geo, ones, work, taps)
+    s = win.window_mean(ctx, win.power(ctx, x, p_value), geo, ones, work)
+    return win.root(ctx, s, p_value, work)
+
+
+def _dynamic_pool(ctx, x: str, kind: str, p, kernel, stride, pad, include: bool,
+                  work: np.dtype) -> str:
+    """Spatial dims vary: pads are attributes, so only geometries where ONNX's windows and
+    divisors equal MXNet's for every size are exported (else a ConversionError says why)."""
+    conv = p.pooling_convention
+    full = conv == "full"
+    why = None
+    if conv == "same" or any(q >= k for q, k in zip(pad, kernel)):
+        why = "pooling_convention='same' or pad >= kernel"
+    elif full and any(s > k - q for k, s, q in zip(kernel, stride, pad)):
+        why = ("pooling_convention='full' with stride > kernel - pad (ONNX ceil_mode drops a "
+               "last window that starts in the padding; MXNet keeps it)")
+    elif full and kind not in ("max", "avg"):
+        why = f"pool_type={kind!r} with pooling_convention='full'"
+    elif work == np.float64 and kind != "max":
+        why = "float64 data (onnxruntime has no double AveragePool)"
+    if why:
+        raise ctx.fail(f"Pooling with {why} needs the spatial dims fixed at export time; "
+                       "export with a dynamic batch axis only")
+    geo = {"kernel_shape": list(kernel), "strides": list(stride), "pads": list(pad) * 2,
+           "ceil_mode": int(full)}
+    if win.fed_by_zero_pad(ctx, x):  # an identity Max keeps PadFusion away (see there)
+        x = ctx.make("Max", [x, ctx.const(np.asarray(np.finfo(work).min, work), "lowest")])
+    if kind == "max":
+        return ctx.make("MaxPool", [x], **geo)
+    if kind == "lp" and p.p_value == 2:
+        return ctx.make("LpPool", [x], p=2, **{k: v for k, v in geo.items() if k != "ceil_mode"})
+    xp = win.power(ctx, x, p.p_value) if kind == "lp" else x
+    y = ctx.make("AveragePool", [xp], count_include_pad=int(include or kind != "avg"), **geo)
+    if kind == "avg":
+        return y
+    xs = ctx.make("Mul", [y, ctx.const(work.type(np.prod(kernel)), "size")])
+    return xs if kind == "sum" else win.root(ctx, xs, p.p_value, work)
+
+
+def _float_onnx(ctx, op: str) -> np.dtype:
+    dt = np.dtype(ctx.dtype)
+    if dt.kind != "f":
+        raise ctx.fail(f"{op} of {dt} data is not supported (MXNet computes only floating "
+                       "point types); cast the input to float32")
+    return win.work_dtype(dt)
+
+
+def _spatial_dynamic(ctx, last: bool) -> bool:
+    rank = len(ctx.shape)
+    return any(ctx.is_dynamic(0, a) for a in (range(1, rank - 1) if last else range(2, rank)))
+
+
+def _pooling_onnx(ctx) -> None:
+    """MaxPool/AveragePool/LpPool with MXNet's windows made explicit (end padding for 'full'
+    and 'same', divisors as MXNet counts them), Global*Pool; channels-last data transposed
+    around; float16 in float32. Only output 0 is defined (the workspace is MKLDNN's)."""
+    p = ctx.params
+    if len(ctx.outputs) > 1 and ctx.wants(1):
+        raise ctx.fail("the hidden 'workspace' output of max Pooling (MKLDNN's) is read; it "
+                       "has no ONNX equivalent; read only output 0")
+    work = _float_onnx(ctx, "Pooling")
+    shape, rank = tuple(ctx.shape), len(ctx.shape)
+    last, kernel, stride, pad, out_sp = _pool_geometry(p, shape)
+    x = win.to_first(ctx, win.as_dtype(ctx, 0, work), rank, last)
+    p_value = p.p_value if p.pool_type == "lp" else 1
+    include = True if p.count_include_pad is None else bool(p.count_include_pad)
+    if p.global_pool:
+        y = win.global_pool(ctx, x, p.pool_type, p_value, rank, work)
+    elif _spatial_dynamic(ctx, last):
+        y = _dynamic_pool(ctx, x, p.pool_type, p, kernel, stride, pad, include, work)
+    else:
+        sp = shape[1:-1] if last else shape[2:]
+        lowest = np.asarray(np.finfo(ctx.dtype).min, work)
+        y = _static_pool(ctx, x, p.pool_type, (sp, kernel, stride, pad, out_sp), include,
+                         p_value, work, lowest)
+    win.finish(ctx, y, work, win.last_perm(rank) if last else None)
+
+
+def _pooling_v1_onnx(ctx) -> None:
+    """Pooling_v1 pads every pool type with zeros: max is MaxPool then ``Max`` with 0 where a
+    window touches the padding (a zero ``Pad`` before MaxPool would be folded away by
+    onnxruntime); avg always divides by the kernel size."""
+    p = ctx.params
+    work = _float_onnx(ctx, "Pooling_v1")
+    shape, rank = tuple(ctx.shape), len(ctx.shape)
+    kernel, stride, pad, out_sp = _v1_geometry(p, shape)
+    x = win.as_dtype(ctx, 0, work)
+    if p.global_pool:
+        y = win.global_pool(ctx, x, p.pool_type, 1, rank, work)
+        win.finish(ctx, y, work)
+        return
+    if _spatial_dynamic(ctx, False):
+        raise ctx.fail("Pooling_v1 needs the spatial dims fixed at export time; export with a "
+                       "dynamic batch axis only")
+    geo = (tuple(shape[2:]), kernel, stride, pad, out_sp)
+    if p.pool_type == "max":
+        lowest = np.finfo(ctx.dtype).min
+        y = _static_pool(ctx, x, "max", geo, True, 1, work, np.asarray(lowest, work))
+        if any(pad):  # windows touching the zero padding see a 0
+            floor = np.where(win.touches_padding(*geo), 0, lowest).astype(work)
+            y = ctx.make("Max", [y, ctx.const(floor, "zero_padding")])
+    else:
+        d = np.prod(kernel) if p.pool_type == "avg" else 1
+        y = win.window_mean(ctx, x, geo, np.full((1,) * (2 + len(pad)), d, np.int64), work)
+    win.finish(ctx, y, work)
+
+
+attach("Pooling", _pooling_onnx)
+attach("Pooling_v1", _pooling_v1_onnx)
+
+
+# --- ONNX export: AdaptiveAvgPooling2D, BilinearResize2D -------------------------------------
+def _separable(ctx, x: str, rows: np.ndarray, cols: np.ndarray) -> str:
+    """``rows @ x @ cols.T`` on the last two axes (MatMul broadcasts over N and C)."""
+    y = ctx.make("MatMul", [ctx.const(rows, "rows"), x])
+    return ctx.make("MatMul", [y, ctx.const(np.ascontiguousarray(cols.T), "cols")])
+
+
+def _adaptive_onnx(ctx) -> None:
+    """Output 1x1: GlobalAveragePool; sizes dividing the input: AveragePool with kernel =
+    stride; otherwise MXNet's windows ``[floor(i*x/o), ceil((i+1)*x/o))`` as two MatMuls with
+    averaging matrices (float64 always so: onnxruntime has no double AveragePool)."""
+    work = _float_onnx(ctx, "AdaptiveAvgPooling2D")
+    oh, ow = _adaptive_size(ctx.params, tuple(ctx.shape))
+    x = win.as_dtype(ctx, 0, work)
+    if (oh, ow) == (1, 1):
+        y = win.global_pool(ctx, x, "avg", 1, 4, work)
+    else:
+        h, w = _static_spatial_pool(ctx, "AdaptiveAvgPooling2D to a size other than 1x1")
+        if work != np.float64 and h % oh == 0 and w % ow == 0:
+            k = [h // oh, w // ow]
+            y = ctx.make("AveragePool", [x], kernel_shape=k, strides=k)
+        else:
+            y = _separable(ctx, x, _adaptive_matrix(h, oh, work), _adaptive_matrix(w, ow, work))
+    win.finish(ctx, y, work)
+
+
+def _static_spatial_pool(ctx, what: str) -> tuple[int, int]:
+    if ctx.is_dynamic(0, 2) or ctx.is_dynamic(0, 3):
+        raise ctx.fail(f"{what} needs H and W fixed at export time; export with a dynamic "
+                       "batch axis only")
+    return int(ctx.shape[2]), int(ctx.shape[3])
+
+
+def _interp_matrix(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndarray:
+    """(n_out, n_in) bilinear weights from MXNet's source coordinates."""
+    lo, hi, w0, w1 = _source_coords(n_in, n_out, align_corners)
+    m = np.zeros((n_out, n_in), np.float64)
+    np.add.at(m, (np.arange(n_out), lo), w0.astype(np.float64))
+    np.add.at(m, (np.arange(n_out), hi), w1.astype(np.float64))
+    return m.astype(dtype)
+
+
+def _scaled_dim(ctx, scale: float, x) -> int | str:
+    """``int(float32(scale) * x)`` for a known or run-time size."""
+    if isinstance(x, int):
+        return _scaled(scale, x)
+    f = ctx.make("Mul", [ctx.cast_to(x, np.float32), ctx.const(np.float32(scale), "scale")])
+    return ctx.cast_to(ctx.make("Floor", [f]), np.int64)
+
+
+def _resize_dim(ctx, mode: str, x, scale: float | None) -> int | str:
+    """One output size of a computed mode, from the size ``x`` (int or int64 tensor)."""
+    if mode == "size":
+        return _scaled_dim(ctx, scale, x)
+    r = win.arith(ctx, "Mod", x, 2)
+    if mode == "odd_scale":  # even: int(s*x); odd: int(s*(x-1)) + 1
+        return win.arith(ctx, "Add", _scaled_dim(ctx, scale, win.arith(ctx, "Sub", x, r)), r)
+    if mode == "to_even_down":
+        return win.arith(ctx, "Sub", x, r)
+    if mode == "to_even_up":
+        return win.arith(ctx, "Add", x, r)
+    if mode == "to_odd_down":
+        return win.arith(ctx, "Add", win.arith(ctx, "Sub", x, 1), r)
+    return win.arith(ctx, "Sub", win.arith(ctx, "Add", x, 1), r)  # to_odd_up
+
+
+def _resize_sizes(ctx) -> list:
+    """MXNet's output (H, W) as ints or run-time int64 tensors (dynamic H/W)."""
+    p = ctx.params
+    if p.mode == "like":
+        return [win.dim(ctx, 1, 2), win.dim(ctx, 1, 3)]
+    if not (ctx.is_dynamic(0, 2) or ctx.is_dynamic(0, 3)):
+        return list(_resize_hw(p, tuple(ctx.shape), None))
+    if p.mode == "size" and p.scale_height is None:
+        return [p.height, p.width]
+    _resize_hw(p, tuple(ctx.shape), None)  # MXNet's attribute checks
+    scales = (p.scale_height, p.scale_width)
+    return [_resize_dim(ctx, p.mode, win.dim(ctx, 0, a), s) for a, s in zip((2, 3), scales)]
+
+
+def _resize_onnx(ctx) -> None:
+    """``Resize`` linear: align_corners=True is 'align_corners'; False is MXNet's
+    ``max((dst+0.5)*x/o - 0.5, 0)`` with a single output row at 0, which is
+    'pytorch_half_pixel'. Sizes from the mode (``Shape`` of the like input, run-time
+    arithmetic for dynamic H/W). float64: separable MatMuls (no onnxruntime double Resize)."""
+    p = ctx.params
+    work = _float_onnx(ctx, "BilinearResize2D")
+    x = win.as_dtype(ctx, 0, work)
+    hw = _resize_sizes(ctx)
+    if work == np.float64:
+        if not all(isinstance(v, int) for v in hw):
+            raise ctx.fail("float64 BilinearResize2D needs its output size fixed at export "
+                           "time (onnxruntime has no double Resize; it is lowered to MatMuls)")
+        h, w = _static_spatial_pool(ctx, "float64 BilinearResize2D")
+        y = _separable(ctx, x, _interp_matrix(h, hw[0], p.align_corners, work),
+                       _interp_matrix(w, hw[1], p.align_corners, work))
+        win.finish(ctx, y, work)
+        return
+    if ctx.opset >= 18:
+        sizes, axes = win.vec(ctx, hw), [2, 3]
+    else:
+        nc = [win.dim(ctx, 0, 0), win.dim(ctx, 0, 1)]
+        sizes, axes = win.vec(ctx, nc + hw), None
+    mode = "align_corners" if p.align_corners else "pytorch_half_pixel"
+    y = ctx.make("Resize", [x, "", "", sizes], mode="linear", axes=axes,
+                 coordinate_transformation_mode=mode)
+    win.finish(ctx, y, work)
+
+
+attach("_contrib_AdaptiveAvgPooling2D", _adaptive_onnx)
+attach("_contrib_BilinearResize2D", _resize_onnx)
+
+
+# --- ONNX export: Pad, Crop ------------------------------------------------------------------
+def _pad_onnx(ctx) -> None:
+    """``Pad``: MXNet's (before0, after0, before1, after1, ...) become ONNX's befores then
+    afters; the constant is cast to the data dtype, as MXNet does."""
+    p = ctx.params
+    _float_onnx(ctx, "Pad")
+    _pad_check(p, tuple(ctx.shape))
+    pw = [int(v) for v in p.pad_width]
+    pads = ctx.ints(pw[0::2] + pw[1::2], "pads")
+    ins = [ctx.inputs[0], pads]
+    if p.mode == "constant":
+        ins.append(ctx.const(np.asarray(p.constant_value, ctx.dtype), "value"))
+    ctx.make("Pad", ins, outputs=[ctx.outputs[0]], mode=p.mode)
+
+
+def _crop_onnx(ctx) -> None:
+    """``Slice`` of H and W (the batch stays dynamic): the size from h_w or the like input's
+    ``Shape``, the start from offset or centred, ``(H - h) // 2``."""
+    p = ctx.params
+    _crop_shape(p, [tuple(s) for s in ctx.in_shapes])
+    if p.num_args == 2:
+        size = [win.dim(ctx, 1, 2), win.dim(ctx, 1, 3)]
+    else:
+        size = [int(v) for v in p.h_w]
+    if p.center_crop:
+        start = [win.arith(ctx, "Div", win.arith(ctx, "Sub", win.dim(ctx, 0, a), s), 2)
+                 for a, s in zip((2, 3), size)]
+    else:
+        start = [int(v) for v in p.offset]
+        known = all(isinstance(v, int) for v in size) and not (
+            ctx.is_dynamic(0, 2) or ctx.is_dynamic(0, 3))  # else Slice clamps at run time
+        if known and not all(0 <= b <= ctx.shape[2 + i] - size[i] for i, b in enumerate(start)):
+            raise ctx.fail(f"offset {p.offset} puts the {size[0]}x{size[1]} crop outside "
+                           f"data {tuple(ctx.shape)}")
+    end = [win.arith(ctx, "Add", b, s) for b, s in zip(start, size)]
+    ctx.make("Slice", [ctx.inputs[0], win.vec(ctx, start), win.vec(ctx, end),
+                       ctx.ints([2, 3], "axes")], outputs=[ctx.outputs[0]])
+
+
+attach("Pad", _pad_onnx)
+attach("Crop", _crop_onnx)
