@@ -20,6 +20,7 @@ from ..context import Context
 from ..errors import GluonportError
 from ..ndarray import NDArray
 from ..symbol import Symbol
+from ..symbol._graph import label_inputs
 from ._utils import flatten, regroup
 from .hybrid import CachedGraph, HybridBlock
 from .parameter import ParameterDict
@@ -37,19 +38,6 @@ def _common_prefix(names: list[str]) -> str:
         while not n.startswith(prefix):
             prefix = prefix[:-1]
     return prefix
-
-
-def label_inputs(out: Symbol) -> list[str]:
-    """Variables used only as the ``label`` input of ops (legacy output ops)."""
-    uses: dict[str, set[str]] = {}
-    for node in out._topo():
-        if node.op is None:
-            continue
-        names = node.op.input_names(node.params, len(node.inputs))
-        for (src, _), in_name in zip(node.inputs, names):
-            if src.op is None:
-                uses.setdefault(src.name, set()).add(in_name)
-    return [v for v, roles in uses.items() if roles == {"label"}]
 
 
 class _LabelFeed:
@@ -96,7 +84,7 @@ class SymbolBlock(HybridBlock):
                 raise GluonportError(f"Input symbols must be variable, but {s} is an output of "
                                      "operators")
             input_names.add(s.name)
-        self._labels = [n for n in label_inputs(out) if n not in input_names]
+        self._labels = sorted(n for n in label_inputs(out._topo()) if n not in input_names)
         for name in out.list_arguments():
             if name not in input_names and name not in self._labels:
                 self.params.get(name, allow_deferred_init=True)
@@ -122,7 +110,11 @@ class SymbolBlock(HybridBlock):
         """Load ``symbol_file`` (+ ``param_file``) as a SymbolBlock, as MXNet's ``imports``.
 
         Parameter dtypes come from the file (``cast_dtype=True, dtype_source='saved'``).
+        An ``.onnx`` file is imported (:func:`gluonport.onnx.import_to_gluon`): its weights
+        come from the model, so ``param_file`` must be None.
         """
+        if str(symbol_file).lower().endswith(".onnx"):
+            return SymbolBlock._imports_onnx(symbol_file, input_names, param_file, ctx)
         if not os.path.isfile(symbol_file):
             raise GluonportError(f"{symbol_file}: no such symbol file")
         sym = _sym.load(symbol_file)
@@ -141,6 +133,20 @@ class SymbolBlock(HybridBlock):
             ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
                                       cast_dtype=True, dtype_source="saved")
         return ret
+
+    @staticmethod
+    def _imports_onnx(path: str, input_names: Any, param_file: Any, ctx: Any) -> SymbolBlock:
+        from ..onnx.importer import import_to_gluon
+
+        if param_file is not None:
+            raise GluonportError(f"{path}: an ONNX model holds its own weights; call "
+                                 "SymbolBlock.imports(path, input_names) without param_file")
+        net = import_to_gluon(path, ctx)
+        names = [input_names] if isinstance(input_names, str) else list(input_names)
+        have = [s.name for s in net._cached_graph[0]]
+        if names != have:
+            raise GluonportError(f"{path}: the model's inputs are {have}, not {names}")
+        return net
 
     def _build_cache(self, *args: Any) -> None:
         data, out = self._cached_graph

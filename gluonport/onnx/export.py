@@ -19,7 +19,7 @@ from ..errors import ConversionError, GluonportError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import load as sym_load
-from ..symbol._graph import Node, check_supported, topo_order
+from ..symbol._graph import Node, check_supported, label_inputs, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
 from .opset import check_opset, ir_version_for
@@ -60,19 +60,6 @@ def get_converter(node: Node, opset: int) -> Callable | None:
     if best is not None:
         return best
     return node.op.onnx_handler(opset)
-
-
-def label_inputs(order: list[Node]) -> set[str]:
-    """Variables used only as ``label`` inputs (legacy output ops): not inputs at inference."""
-    roles: dict[str, set[str]] = {}
-    for node in order:
-        if node.op is None:
-            continue
-        names = node.op.input_names(node.params, len(node.inputs))
-        for (src, _), role in zip(node.inputs, names):
-            if src.op is None:
-                roles.setdefault(src.name, set()).add(role)
-    return {v for v, r in roles.items() if r == {"label"}}
 
 
 def _numpy(v: Any) -> np.ndarray:

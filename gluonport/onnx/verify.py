@@ -93,16 +93,9 @@ def random_inputs(shapes: Mapping[str, tuple], types: Mapping[str, Any], seed: i
     return out
 
 
-def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | None = None,
-           in_shapes: Any = None, in_types: Any = np.float32, rtol: float = 1e-4,
-           atol: float = 1e-5, seed: int = 0, providers: list | None = None) -> VerifyReport:
-    """Run the MXNet graph on the numpy executor and the ONNX model on onnxruntime with the
-    same inputs; report the max abs/rel error per output.
-
-    ``inputs`` maps input names to arrays; otherwise random inputs of ``in_shapes`` are made.
-    """
-    import onnxruntime as ort
-
+def _prepare(sym: Any, params: Any, inputs: Mapping[str, Any] | None, in_shapes: Any,
+             in_types: Any, seed: int) -> tuple[Symbol, dict, _Graph, dict[str, np.ndarray]]:
+    """The symbol, numpy params, inferred graph and input arrays (given or random)."""
     if isinstance(sym, (str, os.PathLike)):
         sym = sym_load(os.fspath(sym))
     pvals = _load_params(params)
@@ -113,6 +106,20 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
     g = _Graph(sym, pvals, in_shapes, in_types, {})
     if inputs is None:
         feed = random_inputs(g.shapes0, g.types0, seed)
+    return sym, pvals, g, feed
+
+
+def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | None = None,
+           in_shapes: Any = None, in_types: Any = np.float32, rtol: float = 1e-4,
+           atol: float = 1e-5, seed: int = 0, providers: list | None = None) -> VerifyReport:
+    """Run the MXNet graph on the numpy executor and the ONNX model on onnxruntime with the
+    same inputs; report the max abs/rel error per output.
+
+    ``inputs`` maps input names to arrays; otherwise random inputs of ``in_shapes`` are made.
+    """
+    import onnxruntime as ort
+
+    sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
     want = _run_numpy(sym, pvals, feed, g)
     model = onnx_model if isinstance(onnx_model, (str, os.PathLike)) else \
         onnx_model.SerializeToString()
@@ -169,16 +176,7 @@ def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
     from ..symbol import Group
     from .export import export_symbol
 
-    if isinstance(sym, (str, os.PathLike)):
-        sym = sym_load(os.fspath(sym))
-    pvals = _load_params(params)
-    if inputs is not None:
-        feed = {k: np.asarray(v._data if hasattr(v, "_data") else v) for k, v in inputs.items()}
-        in_shapes = {k: v.shape for k, v in feed.items()}
-        in_types = {k: v.dtype for k, v in feed.items()}
-    g = _Graph(sym, pvals, in_shapes, in_types, {})
-    if inputs is None:
-        feed = random_inputs(g.shapes0, g.types0, seed)
+    sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
     internals = [s for s in sym.get_internals() if s._outputs[0][0].op is not None]
     probe = Group(internals)
     model = export_symbol(probe, pvals, g.shapes0, g.types0, opset)

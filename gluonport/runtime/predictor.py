@@ -90,8 +90,7 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
                  ctx: Context, backend: str | None, options: RuntimeOptions,
                  as_ndarray: bool) -> Predictor:
     from ..executor import GraphPlan
-    from ..onnx.export import label_inputs
-    from ..symbol._graph import topo_order
+    from ..symbol._graph import label_inputs, topo_order
     from ..symbol._infer import var_shape_attr
     from .graph import OnnxGraph, graph_exports
 

@@ -10,7 +10,7 @@ from ..errors import UnsupportedOpError
 from ..ops import registry
 from ..ops.registry import OpDef
 
-__all__ = ["Node", "Entry", "topo_order", "unknown_op", "check_supported"]
+__all__ = ["Node", "Entry", "topo_order", "unknown_op", "check_supported", "label_inputs"]
 
 
 class Node:
@@ -142,3 +142,17 @@ def check_supported(nodes: Iterable[Node], what: str = "run") -> None:
         raise UnsupportedOpError(
             f"cannot {what} the graph: {len(missing)} operator(s) not supported by gluonport: "
             f"{listing}. Supported ops: see gluonport/ops/OPERATORS.md", missing)
+
+
+def label_inputs(order: Iterable[Node]) -> set[str]:
+    """Variables used only as the ``label`` input of ops (the legacy output ops such as
+    ``SoftmaxOutput``): not needed at inference, and never an ONNX input."""
+    roles: dict[str, set[str]] = {}
+    for node in order:
+        if node.op is None:
+            continue
+        names = node.op.input_names(node.params, len(node.inputs))
+        for (src, _), role in zip(node.inputs, names):
+            if src.op is None:
+                roles.setdefault(src.name, set()).add(role)
+    return {v for v, r in roles.items() if r == {"label"}}

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from gluonport.onnx import export_symbol, max_opset
-from gluonport.onnx.export import label_inputs
+from gluonport.symbol._graph import label_inputs
 from gluonport.symbol._graph import topo_order
 from tests.ops._check import _build_sym, _compare, forward
 

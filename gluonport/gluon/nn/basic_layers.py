@@ -30,6 +30,16 @@ def _children_repr(block: Block) -> str:
 
 
 class _SequentialMixin:
+    def _run_children(self, x: Any, *args: Any) -> Any:
+        """Feed each child the previous one's output; a tuple output fans out as arguments."""
+        for block in self._children.values():
+            x = block(x, *args)
+            args = ()
+            if isinstance(x, (tuple, list)):
+                args = tuple(x[1:])
+                x = x[0]
+        return (x, *args) if args else x
+
     def add(self, *blocks: Block) -> None:
         """Append blocks, run in order."""
         for block in blocks:
@@ -55,13 +65,7 @@ class Sequential(_SequentialMixin, Block):
     """Stacks Blocks sequentially (eager)."""
 
     def forward(self, x: Any, *args: Any) -> Any:
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                args = tuple(x[1:])
-                x = x[0]
-        return (x, *args) if args else x
+        return self._run_children(x, *args)
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
         if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
@@ -75,13 +79,7 @@ class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially; hybridizable."""
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any) -> Any:
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                args = tuple(x[1:])
-                x = x[0]
-        return (x, *args) if args else x
+        return self._run_children(x, *args)
 
 
 class Dense(HybridBlock):
