@@ -283,13 +283,19 @@ op_def(
     doc="Sampling grid from an affine matrix or an optical-flow field.")
 
 
+def _stn_dst(h: int, w: int, dtype) -> np.ndarray:
+    """SpatialTransformer's target grid ``(3, H*W)``, computed in double then cast (its own
+    arithmetic, not GridGenerator's)."""
+    i = np.arange(h * w, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.stack([-1.0 + i % w * 2.0 / (w - 1), -1.0 + (i // w) * 2.0 / (h - 1),
+                         np.ones_like(i)]).astype(dtype)
+
+
 def _spatial_transformer(p, data, loc):
     h, w = _target(p, "SpatialTransformer")
     dt = data.dtype
-    i = np.arange(h * w, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dst = np.stack([-1.0 + i % w * 2.0 / (w - 1), -1.0 + (i // w) * 2.0 / (h - 1),
-                        np.ones_like(i)]).astype(dt)
+    dst = _stn_dst(h, w, dt)
     src = (loc.reshape(-1, 2, 3) @ dst).astype(dt)                          # (N, 2, H*W)
     grid = src.reshape(-1, 2, h, w)
     return bilinear_sample(data, grid[:, 0], grid[:, 1]), dst, src
@@ -521,3 +527,6 @@ op_def(
     compute=_correlation, inputs=("data1", "data2"), infer_shape=_corr_shape, num_outputs=3,
     num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
     doc="FlowNet correlation between patches of two feature maps.")
+
+
+from . import _contrib_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)

@@ -316,6 +316,9 @@ op_def(
     "_contrib_bipartite_matching",
     params={"is_ascend": Bool(False), "threshold": Float(), "topk": Int(-1)},
     compute=_bipartite_matching, infer_shape=_matching_shape, num_outputs=2,
+    no_onnx="a sequential greedy matching (each accepted pair removes its row and column "
+            "before the next pick) with no ONNX operator to express it short of a Loop; it "
+            "builds training targets (SSD), not inference outputs",
     doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.")
 
 
@@ -413,3 +416,6 @@ op_def(
             "clip": Float(-1.0), "format": Enum(_FORMATS, "center")},
     compute=_box_decode, inputs=("data", "anchors"), infer_shape=_decode_shape,
     doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.")
+
+
+from . import _detection_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)

@@ -17,8 +17,12 @@ import numpy as np
 
 from ..attrs import Bool, Float, FloatTuple, Int
 from ..errors import OpAttributeError, ShapeError
+from ._detection_onnx import columns, gather_rows, nms_keep, top_scores, unsqueeze
+from ._onnx import attach
 from ._shape import fmt, merge
+from ._shape_onnx import Dims, deliver
 from .detection import as_f32, float32_only, greedy_nms, last_dim, op_def, require_float32
+from .reduce import onnx_reduce
 
 __all__: list[str] = []
 
@@ -53,11 +57,23 @@ def _prior_shape(p, in_shapes):
 def _prior_half_sizes(p, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Half width/height of each anchor per location, in float32 as MXNet computes them."""
     f = np.float32
-    pairs = [(f(s), np.sqrt(f(p.ratios[0]))) for s in p.sizes]
-    pairs += [(f(p.sizes[0]), np.sqrt(f(r))) for r in p.ratios[1:]]
+    pairs = list(zip(_prior_sizes(p), _prior_roots(p)))
     half_w = np.array([s * f(height) / f(width) * r / f(2) for s, r in pairs], dtype=f)
     half_h = np.array([s / r / f(2) for s, r in pairs], dtype=f)
     return half_w, half_h
+
+
+def _prior_sizes(p) -> list[np.float32]:
+    """Anchor size per anchor: every size with the first ratio, then the first size with the
+    other ratios."""
+    f = np.float32
+    return [f(s) for s in p.sizes] + [f(p.sizes[0])] * (len(p.ratios) - 1)
+
+
+def _prior_roots(p) -> list[np.float32]:
+    """``sqrt(ratio)`` per anchor, in the order of :func:`_prior_sizes`."""
+    f = np.float32
+    return [np.sqrt(f(p.ratios[0]))] * len(p.sizes) + [np.sqrt(f(r)) for r in p.ratios[1:]]
 
 
 def _multibox_prior(p, data):
@@ -329,4 +345,165 @@ op_def(
     compute=_multibox_target, inputs=("anchor", "label", "cls_pred"),
     infer_shape=_target_shape, infer_type=float32_only("MultiBoxTarget", 3), num_outputs=3,
     output_names=("loc_target", "loc_mask", "cls_target"), aliases=("_npx_multibox_target",),
+    no_onnx="training-target generation (greedy per-ground-truth anchor matching and hard "
+            "negative mining, both sequential); inference graphs do not contain it",
     doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.")
+
+
+# --- ONNX export -----------------------------------------------------------------------------
+def _prior_onnx(ctx) -> None:
+    """A constant when the feature map's height and width are fixed (the priors depend on
+    nothing else); computed from ``Shape`` with ``Range`` when either varies."""
+    p = ctx.params
+    _prior_check(p)
+    dims = Dims(ctx)
+    if not (dims.dyn[2] or dims.dyn[3]):
+        height, width = dims.static[2], dims.static[3]
+        value = _multibox_prior(p, np.zeros((1, 1, height, width), np.float32))
+        deliver(ctx, ctx.make("Identity", [ctx.const(value, "priors")]))
+        return
+    deliver(ctx, _dynamic_priors(ctx, p, dims))
+
+
+def _dynamic_priors(ctx, p, dims) -> str:
+    """MXNet's float32 arithmetic on run-time ``H, W``: centers ``(k + offset) * step`` and
+    half sizes ``s * H / W * sqrt(r) / 2`` (width) and ``s / sqrt(r) / 2`` (height)."""
+    f = np.float32
+    hf, wf = (ctx.cast_to(dims.scalar(a), np.float32) for a in (2, 3))
+    one = ctx.const(f(1), "one")
+    steps = []
+    for size, step, offset in ((hf, p.steps[0], p.offsets[0]), (wf, p.steps[1], p.offsets[1])):
+        step_t = ctx.make("Div", [one, size]) if p.steps[0] <= 0 or p.steps[1] <= 0 \
+            else ctx.const(f(step), "step")
+        k = ctx.make("Range", [ctx.const(f(0), "zero"), size, one])
+        steps.append(ctx.make("Mul", [ctx.make("Add", [k, ctx.const(f(offset), "offset")]),
+                                      step_t]))
+    cy = ctx.make("Reshape", [steps[0], ctx.ints([-1, 1, 1], "cy")])        # (H, 1, 1)
+    cx = ctx.make("Reshape", [steps[1], ctx.ints([1, -1, 1], "cx")])        # (1, W, 1)
+    sizes = ctx.const(np.array(_prior_sizes(p), f), "sizes")
+    roots = ctx.const(np.array(_prior_roots(p), f), "roots")
+    scaled = ctx.make("Div", [ctx.make("Mul", [sizes, hf]), wf])
+    hw = ctx.make("Div", [ctx.make("Mul", [scaled, roots]), ctx.const(f(2), "two")])
+    hh = ctx.const(_prior_half_sizes(p, 1, 1)[1], "half_h")    # does not depend on H, W
+    full = ctx.make("Concat", [dims.get([2]), dims.get([3]), ctx.ints([len(_prior_roots(p))],
+                                                                      "a")], axis=0)
+    parts = [ctx.make("Sub", [cx, hw]), ctx.make("Sub", [cy, hh]),
+             ctx.make("Add", [cx, hw]), ctx.make("Add", [cy, hh])]
+    parts = [ctx.make("Unsqueeze", [ctx.make("Expand", [t, full]), ctx.ints([3], "axes")])
+             for t in parts]
+    out = ctx.make("Concat", parts, axis=3)
+    if p.clip:
+        out = ctx.make("Clip", [out, ctx.const(f(0), "lo"), ctx.const(f(1), "hi")])
+    return ctx.make("Reshape", [out, ctx.ints([1, -1, 4], "priors")])
+
+
+
+def _best_class_onnx(ctx, cls: str, classes: int) -> tuple[str, str]:
+    """(int64 ids, scores) ``(B, A)`` of the best foreground class, as :func:`_best_class`."""
+    f = np.float32
+    fg = ctx.make("Slice", [cls, ctx.ints([1], "s"), ctx.ints([classes], "e"),
+                            ctx.ints([1], "axis")])
+    best = onnx_reduce(ctx, "ReduceMax", fg, (1,), False)
+    ids = ctx.make("Add", [ctx.make("ArgMax", [fg], axis=1, keepdims=0),
+                           ctx.const(np.asarray(1, np.int64), "one")])
+    found = ctx.make("Greater", [best, ctx.const(f(-1), "minus_one")])
+    ids = ctx.make("Where", [found, ids, ctx.const(np.asarray(0, np.int64), "zero")])
+    return ids, ctx.make("Where", [found, best, ctx.const(f(-1), "minus_one")])
+
+
+def _decode_onnx(ctx, p, loc: str, anchor: str) -> str:
+    """MXNet's ``TransformLocations`` on ``loc (B, A, 4)`` and ``anchor (A, 4)``."""
+    f = np.float32
+    al, at, ar, ab = (columns(ctx, anchor, k, k + 1, axis=1) for k in range(4))
+    two = ctx.const(f(2), "two")
+    aw, ah = ctx.make("Sub", [ar, al]), ctx.make("Sub", [ab, at])
+    ax = ctx.make("Div", [ctx.make("Add", [al, ar]), two])
+    ay = ctx.make("Div", [ctx.make("Add", [at, ab]), two])
+    d = [columns(ctx, loc, k, k + 1) for k in range(4)]
+    v = [ctx.const(f(x), "variance") for x in p.variances]
+    ox = ctx.make("Add", [ctx.make("Mul", [ctx.make("Mul", [d[0], v[0]]), aw]), ax])
+    oy = ctx.make("Add", [ctx.make("Mul", [ctx.make("Mul", [d[1], v[1]]), ah]), ay])
+    ow = ctx.make("Div", [ctx.make("Mul", [ctx.make("Exp", [ctx.make("Mul", [d[2], v[2]])]),
+                                           aw]), two])
+    oh = ctx.make("Div", [ctx.make("Mul", [ctx.make("Exp", [ctx.make("Mul", [d[3], v[3]])]),
+                                           ah]), two])
+    out = ctx.make("Concat", [ctx.make("Sub", [ox, ow]), ctx.make("Sub", [oy, oh]),
+                              ctx.make("Add", [ox, ow]), ctx.make("Add", [oy, oh])], axis=2)
+    if p.clip:
+        out = ctx.make("Clip", [out, ctx.const(f(0), "lo"), ctx.const(f(1), "hi")])
+    return out
+
+
+def _ranked(ctx, p, rows: str, boxes: str, valid: str, ids: str, num: str) -> tuple[str, str]:
+    """(rows sorted by score, whether each survived NMS) for NMS among the ``nms_topk`` best
+    valid rows, class-aware unless ``force_suppress``."""
+    neg = ctx.const(np.float32(-np.inf), "neg_inf")
+    scores = ctx.make("Squeeze", [columns(ctx, rows, 1, 2), ctx.ints([2], "axes")])
+    scores = ctx.make("Where", [valid, scores, neg])
+    if p.nms_topk > 0:
+        scores = top_scores(ctx, scores, p.nms_topk, num)
+    # MXNet suppresses at overlap >= threshold, onnxruntime at iou > threshold: the float32
+    # just below the threshold makes them the same test
+    below = float(np.nextafter(as_f32(p.nms_threshold), np.float32(-np.inf)))
+    keep = nms_keep(ctx, boxes, scores, below, num, None if p.force_suppress else ids)
+    _, order = ctx.make("TopK", [scores, num], outputs=2, axis=1, largest=1, sorted=1)
+    return gather_rows(ctx, rows, order), ctx.make("GatherElements", [keep, order], axis=1)
+
+
+def _suppressed_ids(ctx, out: str, ranked: str, kept: str, head: str) -> str:
+    """The first ``nkeep`` rows (``head``) become the ranked rows, class id -1 where NMS
+    suppressed them; later rows keep the compacted order with class id -1."""
+    out = ctx.make("Where", [unsqueeze(ctx, head, 2), ranked, out])
+    label = ctx.make("Squeeze", [columns(ctx, out, 0, 1), ctx.ints([2], "axes")])
+    label = ctx.make("Where", [ctx.make("And", [head, kept]), label,
+                               ctx.const(np.float32(-1), "minus_one")])
+    return ctx.make("Concat", [unsqueeze(ctx, label, 2), columns(ctx, out, 1, 6)], axis=2)
+
+
+def _detection_rows(ctx, p, classes: int) -> tuple[str, str, str, str]:
+    """(rows ``[id, score, box]`` ``(B, A, 6)``, decoded boxes, int64 ids with 0 = none,
+    valid mask): best class, ``threshold``, decoding, as MXNet's first kernel."""
+    ids, scores = _best_class_onnx(ctx, ctx.inputs[0], classes)
+    zero = ctx.const(np.asarray(0, np.int64), "zero")
+    weak = ctx.make("And", [ctx.make("Greater", [ids, zero]),
+                            ctx.make("Less", [scores, ctx.const(as_f32(p.threshold), "thr")])])
+    ids = ctx.make("Where", [weak, zero, ids])
+    loc = ctx.make("Reshape", [ctx.inputs[1], ctx.ints([0, -1, 4], "loc")])
+    anchors = ctx.make("Reshape", [ctx.inputs[2], ctx.ints([-1, 4], "anchors")])
+    boxes = _decode_onnx(ctx, p, loc, anchors)
+    label = ctx.cast_to(ctx.make("Sub", [ids, ctx.const(np.asarray(1, np.int64))]), np.float32)
+    rows = ctx.make("Concat", [unsqueeze(ctx, label, 2), unsqueeze(ctx, scores, 2), boxes],
+                    axis=2)
+    return rows, boxes, ids, ctx.make("Greater", [ids, zero])
+
+
+def _detection_onnx(ctx) -> None:
+    """Decode, compact the valid rows (input order), then NMS over the ``nms_topk`` best:
+    the first ``min(count, nms_topk)`` rows are those sorted by score with suppressed ones'
+    class id -1; rows after them up to ``count`` keep the compacted order with id -1 (MXNet's
+    quirk); the rest are all -1."""
+    p = ctx.params
+    if len(p.variances) != 4:
+        raise ctx.fail(f"variances must have 4 elements, got {p.variances}")
+    cdims = Dims(ctx, 0)
+    if cdims.dyn[1]:
+        raise ctx.fail("the number of classes (cls_prob axis 1) must be fixed, not dynamic")
+    num = cdims.get([2])
+    rows, boxes, ids, valid = _detection_rows(ctx, p, cdims.static[1])
+    _, compact = ctx.make("TopK", [ctx.cast_to(valid, np.float32), num], outputs=2, axis=1,
+                          largest=1, sorted=1)   # valid rows first, in input order
+    out = gather_rows(ctx, rows, compact)
+    pos = ctx.make("Range", [ctx.const(np.asarray(0, np.int64), "zero"), cdims.scalar(2),
+                             ctx.const(np.asarray(1, np.int64), "one")])
+    count = onnx_reduce(ctx, "ReduceSum", ctx.cast_to(valid, np.int64), (1,), True)  # (B, 1)
+    if 0 < p.nms_threshold <= 1:
+        ranked, kept = _ranked(ctx, p, rows, boxes, valid, ids, num)
+        nkeep = count if p.nms_topk <= 0 else ctx.make("Min", [count, ctx.ints([p.nms_topk],
+                                                                                "topk")])
+        out = _suppressed_ids(ctx, out, ranked, kept, ctx.make("Less", [pos, nkeep]))
+    live = unsqueeze(ctx, ctx.make("Less", [pos, count]), 2)
+    deliver(ctx, ctx.make("Where", [live, out, ctx.const(np.float32(-1), "minus_one")]))
+
+
+attach("_contrib_MultiBoxPrior", _prior_onnx)
+attach("_contrib_MultiBoxDetection", _detection_onnx)
