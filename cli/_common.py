@@ -107,3 +107,31 @@ def load_mxnet(model: str, params_file: str | None, epoch: int | None):
             else:
                 params = loaded
     return files, sym, params
+
+
+class Stages:
+    """A click progress bar over the steps of a long job (large model files only, and only on
+    a terminal), so a user sees work happening; a no-op otherwise."""
+
+    BIG = 64 * 1024 * 1024
+
+    def __init__(self, ctx: click.Context, steps: int, label: str, size: int = 0):
+        import sys
+
+        quiet = bool((ctx.obj or {}).get("quiet"))
+        show = size >= self.BIG and not quiet and sys.stderr.isatty()
+        self._bar = click.progressbar(length=steps, label=label, file=sys.stderr) if show \
+            else None
+
+    def __enter__(self) -> Stages:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def step(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)

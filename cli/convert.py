@@ -10,6 +10,7 @@ import numpy as np
 
 from ._common import (
     MODEL_HELP,
+    Stages,
     echo,
     input_options,
     load_mxnet,
@@ -68,8 +69,9 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
     if model.endswith(".onnx"):
         report = _from_onnx(model, dst, inputs, shapes, no_verify, rtol, atol)
     else:
-        report = _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch,
-                          dynamic_axes, cut, external_data, no_verify, rtol, atol)
+        report = _to_onnx(ctx, model, dst, params_file, epoch, inputs, shapes, opset,
+                          dynamic_batch, dynamic_axes, cut, external_data, no_verify, rtol,
+                          atol)
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -84,14 +86,26 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
                               f"tolerance (max abs error {report['max_abs_error']:.3g})")
 
 
-def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch, axes, cut,
-             external_data, no_verify, rtol, atol):
+def _to_onnx(ctx, model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch, axes,
+             cut, external_data, no_verify, rtol, atol):
+    from gluonport._modelpath import resolve_model
+
+    first = resolve_model(model, params_file, epoch)
+    size = os.path.getsize(first.params_file) if first.params_file else 0
+    with Stages(ctx, 3, f"converting {os.path.basename(model)}", size) as stages:
+        return _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset,
+                              dynamic_batch, axes, cut, external_data, no_verify, rtol, atol)
+
+
+def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch,
+                   axes, cut, external_data, no_verify, rtol, atol):
     import gluonport as mx
     from gluonport.errors import GluonportError
     from gluonport.onnx import export_model, verify
     from gluonport.onnx.export import _Graph, file_sha256
 
     files, sym, params = load_mxnet(model, params_file, epoch)
+    stages.step()
     if cut:
         internals = sym.get_internals()
         names = internals.list_outputs()
@@ -113,6 +127,7 @@ def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batc
     export_model(sym, params, g.shapes0, [g.types0[n] for n in names], dst, opset_version=opset,
                  dynamic_axes=_dynamic_axes(dynamic_batch, axes, names),
                  external_data=external_data or None, metadata=meta)
+    stages.step()
     written = [dst] + ([dst + ".data"] if os.path.exists(dst + ".data") and external_data
                        else [])
     report = {"direction": "mxnet->onnx", "source": files.symbol_file, "written": written}
@@ -120,6 +135,7 @@ def _to_onnx(model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batc
         rep = verify(sym, params, dst, inputs or None, g.shapes0, g.types0, rtol, atol)
         report.update(verified=rep.ok, max_abs_error=rep.max_abs,
                       outputs=[o.__dict__ for o in rep.outputs])
+    stages.step()
     return report
 
 
