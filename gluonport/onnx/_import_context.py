@@ -206,6 +206,7 @@ class ImportContext:
         self._created: list = []
         self._param_syms: dict[str, Symbol] = {}
         self.needs_const: set[str] = set()
+        self.symbolic: dict[str, list] = {}  # shape vectors with named dims (folding)
 
     # --- per node ---------------------------------------------------------------------------
     def begin(self, node_name: str, op_type: str, opset: int, version: int,

@@ -48,6 +48,7 @@ class Facts:
     types: dict[str, tuple] = field(default_factory=dict)
     nodes: list = field(default_factory=list)
     nonmx: dict[str, str] = field(default_factory=dict)  # sequence/optional/map values
+    symbolic: dict[str, list] = field(default_factory=dict)  # shape vectors with named dims
 
 
 def tensor_info(tp: onnx.TypeProto) -> tuple:
@@ -180,17 +181,64 @@ def _types(info: dict, consts: dict) -> dict:
     return types
 
 
+def _sym_inputs(node: onnx.NodeProto, consts: dict, symbolic: dict) -> list | None:
+    vals = []
+    for n in node.input:
+        if n in symbolic:
+            vals.append(list(symbolic[n]))
+        elif n in consts and consts[n].dtype.kind in "iu" and consts[n].ndim <= 1:
+            vals.append([int(v) for v in consts[n].reshape(-1)])
+        elif n:
+            return None
+        else:
+            vals.append(None)
+    return vals
+
+
+def try_symbolic(node: onnx.NodeProto, consts: dict, types: dict, symbolic: dict
+                 ) -> list | None:
+    """A shape vector whose entries are ints or named dims (``'N'``), through the ops
+    PyTorch's ``x.view(x.size(0), -1)`` uses: Shape, Gather, Unsqueeze, Squeeze, Concat,
+    Slice, Cast, Identity (all on axis 0 with constant indices)."""
+    if node.op_type == "Shape":
+        shape = types.get(node.input[0], (None, None))[1]
+        if shape is None or any(d is None for d in shape):
+            return None
+        return list(shape[slice(_attr(node, "start", 0), _attr(node, "end", None))])
+    ins = _sym_inputs(node, consts, symbolic)
+    if ins is None or not any(n in symbolic for n in node.input):
+        return None
+    op = node.op_type
+    if op in ("Unsqueeze", "Squeeze", "Cast", "Identity"):
+        return ins[0]
+    if op == "Concat" and _attr(node, "axis", 0) in (0, -1):
+        return [d for part in ins for d in part]
+    if op == "Gather" and _attr(node, "axis", 0) == 0 and len(ins) == 2:
+        idx = consts.get(node.input[1])
+        if idx is None or idx.ndim > 1:
+            return None
+        return [ins[0][int(i)] for i in idx.reshape(-1)]
+    if op == "Slice" and len(ins) >= 3 and (len(ins) < 4 or ins[3] in ([0], [-1])):
+        step = ins[4][0] if len(ins) > 4 and ins[4] else 1
+        return ins[0][slice(ins[1][0], ins[2][0], step)]
+    return None
+
+
 def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
     """Fold constants (see module doc); returns the remaining nodes with known values/types."""
     consts = initial_consts(model.graph)
     nodes = list(model.graph.node)
     types = _types(infer_value_info(model), consts)
+    symbolic: dict[str, list] = {}
     for round_ in range(_MAX_ROUNDS):
         remaining, folded = [], False
         for node in nodes:
             outs = try_fold(node, consts, types, opsets)
             if outs is None:
                 remaining.append(node)
+                vec = try_symbolic(node, consts, types, symbolic) if node.output else None
+                if vec is not None:
+                    symbolic[node.output[0]] = vec
                 continue
             folded = True
             for name, value in zip(node.output, outs):
@@ -198,8 +246,10 @@ def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
                     consts[name] = value
                     types[name] = (value.dtype, tuple(value.shape))
         nodes = remaining
-        waiting = any(n.op_type in ("Shape", "Size") for n in nodes)
-        if not folded or not waiting or round_ == _MAX_ROUNDS - 1:
+        if not folded or round_ == _MAX_ROUNDS - 1:
             break
+        # folded values (a Reshape's shape) let inference tell more shapes downstream
         types = _types(infer_value_info(_reinfer_model(model, nodes, consts)), consts)
-    return Facts(consts=consts, types=types, nodes=nodes, nonmx=_non_tensors(model))
+        symbolic = {}
+    return Facts(consts=consts, types=types, nodes=nodes, nonmx=_non_tensors(model),
+                 symbolic=symbolic)

@@ -26,7 +26,6 @@ def _axis_map(ctx: ImportContext, n: int, m: int, scale: float | None, attrs: di
               roi: tuple[float, float] | None) -> np.ndarray:
     """The (m, n) matrix W with ``out = W @ in`` along one axis."""
     from onnx import helper
-    from onnx.reference import ReferenceEvaluator
 
     inputs = ["X", "roi" if roi is not None else "", "scales" if scale is not None else ""]
     if scale is None:

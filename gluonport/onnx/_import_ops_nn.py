@@ -312,6 +312,9 @@ def matmul(ctx: ImportContext, a: Value, b: Value) -> object:
     """numpy matmul: FullyConnected for a constant 2-D right side, ``dot`` for a 2-D right
     side, ``batch_dot`` (over flattened batch dims) when both have batch dims."""
     ra, rb = a.rank, b.rank
+    out = ctx.out_shape()
+    if ra is None and rb == 2 and out is not None:
+        ra = len(out)  # (..., K) @ (K, N) keeps the rank
     if ra is None or rb is None:
         raise ctx.fail("MatMul needs the ranks of both inputs")
     if b.const is not None and rb == 2 and ra >= 2 and a.const is None:

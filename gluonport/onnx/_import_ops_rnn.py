@@ -93,7 +93,8 @@ def _run(ctx: ImportContext, mode: str, x: Value, hidden: int, direction: str, l
     if direction == "reverse":
         y = ctx.op("reverse", y, axis=(0,))
     y = reshape(ctx, y, (0, 0, -4, dirs, -1))              # (T, N, dirs, H)
-    y = ctx.op("transpose", y, axes=(2, 0, 1, 3) if layout else (0, 2, 1, 3))
+    # ONNX: (T, dirs, N, H), or (N, T, dirs, H) with layout=1
+    y = ctx.op("transpose", y, axes=(1, 0, 2, 3) if layout else (0, 2, 1, 3))
     hs = [out[i] if not layout else ctx.op("swapaxes", out[i], dim1=0, dim2=1)
           for i in range(1, len(states) + 1)]
     return [y, *hs]

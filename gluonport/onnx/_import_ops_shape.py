@@ -23,10 +23,12 @@ _INT_MAX = 2 ** 31 - 1
 
 
 # --- Reshape family ---------------------------------------------------------------------------
-def _runtime_target(ctx: ImportContext, x: Value) -> tuple[int, ...]:
-    """An MXNet Reshape spec from the inferred output shape: 0 where a symbolic dim stays in
-    place, -1 for one unknown dim."""
-    out = ctx.out_shape()
+def _runtime_target(ctx: ImportContext, x: Value, shape: Value | None) -> tuple[int, ...]:
+    """An MXNet Reshape spec from the shape vector's named dims (or else the inferred output
+    shape): 0 where a named dim stays in place, -1 for one unknown dim."""
+    out = ctx.symbolic.get(shape.name) if shape is not None else None
+    if out is None or not all(isinstance(d, (int, str)) for d in out):
+        out = ctx.out_shape()
     if out is None:
         raise ctx.fail("the target shape is computed at run time and shape inference could "
                        "not tell the output shape; give the model static input shapes")
@@ -53,10 +55,12 @@ def reshape_(ctx: ImportContext, x: Value, shape: Value | None = None, *,
         raise ctx.fail("Reshape-1 (shape attribute) is not supported; use opset >= 5")
     if shape is not None and shape.const is not None:
         attr_shape = shape.ints()
+    elif shape is not None and shape.name not in ctx.symbolic and ctx.out_shape() is None:
+        shape.ints()  # records that the backend may specialize on it, and fails
         if allowzero and 0 in attr_shape:
             raise ctx.fail("allowzero=1 with a 0 in the shape makes an empty tensor, which "
                            "MXNet 1.x cannot hold")
-    spec = tuple(attr_shape) if attr_shape is not None else _runtime_target(ctx, x)
+    spec = tuple(attr_shape) if attr_shape is not None else _runtime_target(ctx, x, shape)
     if x.const is not None:
         return np.reshape(x.const, _onnx_reshape(x.const.shape, spec))
     return reshape(ctx, x.sym, spec)

@@ -197,10 +197,13 @@ class GluonportBackend(Backend):
         ins = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(
             np.asarray(x).dtype), np.asarray(x).shape) for name, x in zip(node.input, inputs)
             if name]
-        outs = [helper.make_empty_tensor_value_info(o) for o in node.output if o]
-        graph = helper.make_graph([node], "run_node", ins, outs)
+        graph = helper.make_graph([node], "run_node", ins, [])
         opset = int(kwargs.get("opset_version", onnx.defs.onnx_opset_version()))
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid(node.domain, opset)])
+        inferred = onnx.shape_inference.infer_shapes(model)
+        typed = {v.name: v for v in inferred.graph.value_info}
+        model.graph.output.extend(typed.get(o) or helper.make_tensor_value_info(
+            o, onnx.TensorProto.FLOAT, None) for o in node.output if o)
         feed = {n: np.asarray(x) for n, x in zip(node.input, inputs) if n}
         return cls.run_model(model, feed, device)
 

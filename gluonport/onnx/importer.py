@@ -153,6 +153,7 @@ class _Builder:
         self.inputs = [i.name for i in model.graph.input if i.name not in inits]
         reserved = set(self.inputs) | inits
         self.ctx = ImportContext(reserved, strict)
+        self.ctx.symbolic = facts.symbolic
         self.env: dict[str, Symbol] = {n: var(n) for n in self.inputs}
         self.problems: list[tuple[str, str, str]] = []
         self.graph_outputs = [o.name for o in model.graph.output]
