@@ -24,6 +24,7 @@ __all__ = [
     "ParameterNotInitializedError",
     "DeferredInitializationError",
     "ValidationError",
+    "NotImplementedForSymbol",
 ]
 
 
@@ -110,6 +111,11 @@ class DeferredInitializationError(GluonportError, RuntimeError):
 
     Mirrors ``mxnet.gluon.parameter.DeferredInitializationError``.
     """
+
+
+class NotImplementedForSymbol(GluonportError, NotImplementedError):
+    """An NDArray-only operation was used on a Symbol, usually inside ``hybrid_forward`` while
+    a hybridized block is traced (mirrors ``mxnet.base.NotImplementedForSymbol``)."""
 
 
 class ValidationError(GluonportError, AssertionError):

@@ -18,7 +18,7 @@ from .. import attribute, dtypes
 from .. import name as _name
 from .._opsurface import OpSurface
 from ..attrs import to_attr_string
-from ..errors import GluonportError, GraphError
+from ..errors import GluonportError, GraphError, NotImplementedForSymbol
 from ..ops import registry
 from ..ops._call import bind_call
 from ._graph import Node, topo_order
@@ -106,7 +106,29 @@ class Symbol(OpSurface):
         return _copy.deepcopy(self)
 
     def __bool__(self) -> bool:
-        return True
+        raise _not_for_symbol(self, "bool(x) / `if x:`",
+                              "use F.where(cond, a, b) or F.contrib.cond instead of Python "
+                              "control flow on values")
+
+    def _no_values(what: str, fix: str):  # noqa: N805 - builds properties below
+        def prop(self):
+            raise _not_for_symbol(self, what, fix)
+
+        return property(prop)
+
+    shape = _no_values("x.shape", "use F.shape_array(x), or ops that take 0/-1 shape codes "
+                       "(x.reshape((0, -1)))")
+    dtype = _no_values("x.dtype", "pass dtypes as arguments, or use F.cast")
+    context = _no_values("x.context", "contexts exist for NDArrays only")
+    size = _no_values("x.size", "use F.size_array(x)")
+    ndim = _no_values("x.ndim", "keep the rank fixed in the code")
+
+    def asnumpy(self):
+        raise _not_for_symbol(self, "x.asnumpy()", "compute with F.* ops; values exist only "
+                              "when the block runs")
+
+    def asscalar(self):
+        raise _not_for_symbol(self, "x.asscalar()", "compute with F.* ops")
 
     def __reduce__(self):
         return (load_json, (self.tojson(),))
@@ -354,6 +376,13 @@ class Symbol(OpSurface):
         return self._binary("eq", other)
 
     __hash__ = object.__hash__
+
+
+def _not_for_symbol(sym: Symbol, what: str, fix: str) -> NotImplementedForSymbol:
+    return NotImplementedForSymbol(
+        f"{what} is not available on Symbol {sym!r}: inside hybrid_forward, F is the symbol "
+        f"API while a hybridized block is traced, and symbols have no values. Fix: {fix}; or "
+        "do not hybridize this block.")
 
 
 def _is_input(x: Any) -> bool:

@@ -124,3 +124,21 @@ def test_json_round_trip_is_byte_identical(net):
     text = fc2.tojson()
     assert mx.sym.load_json(text).tojson() == text
     assert text.startswith('{\n  "nodes": [\n    {\n      "op": "null", \n')
+
+
+def test_value_access_on_symbols_explains_tracing():
+    from gluonport import gluon
+    from gluonport.errors import NotImplementedForSymbol
+
+    class Bad(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.reshape(x.shape[0], -1)  # works eagerly, not when traced
+
+    net = Bad()
+    x = mx.nd.ones((2, 3, 4))
+    assert net(x).shape == (2, 12)
+    net.hybridize()
+    with pytest.raises(NotImplementedForSymbol, match=r"x\.shape .* F\.shape_array"):
+        net(x)
+    with pytest.raises(NotImplementedForSymbol, match="bool"):
+        bool(mx.sym.var("v") > 0)
