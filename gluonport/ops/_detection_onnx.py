@@ -28,8 +28,8 @@ import numpy as np
 from ._onnx import attach
 from ._shape_onnx import Dims, deliver
 
-__all__ = ["nms_keep", "order_kept", "top_scores", "gather_rows", "take_rows", "work_dtype",
-           "scalar", "column", "columns", "unsqueeze", "corners", "center_size"]
+__all__ = ["nms_keep", "selected_mask", "order_kept", "top_scores", "gather_rows", "take_rows",
+           "work_dtype", "scalar", "column", "columns", "unsqueeze", "corners", "center_size"]
 
 _LOWEST = np.float32(np.finfo(np.float32).min)
 
@@ -86,9 +86,16 @@ def nms_keep(ctx, boxes: str, scores: str, iou: float, max_out: str, ids: str | 
     low = ctx.const(np.asarray([_LOWEST], np.float32), "score_min")
     sel = ctx.make("NonMaxSuppression", [boxes, s3, max_out, iou_t, low],
                    center_point_box=int(center))                            # (M, 3)
-    pairs = ctx.make("Gather", [sel, ctx.ints([0, 2], "batch_box")], axis=1)
+    return selected_mask(ctx, sel, scores)
+
+
+def selected_mask(ctx, selected: str, scores: str) -> str:
+    """Boolean mask shaped like ``scores (B, N)``, true at the (batch, box) pairs of
+    ``NonMaxSuppression``'s ``selected (M, 3)`` output (whatever their class)."""
+    pairs = ctx.make("Gather", [selected, ctx.ints([0, 2], "batch_box")], axis=1)
     zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [scores])])
-    count = ctx.make("Slice", [ctx.make("Shape", [sel]), ctx.ints([0], "s"), ctx.ints([1], "e")])
+    count = ctx.make("Slice", [ctx.make("Shape", [selected]), ctx.ints([0], "s"),
+                               ctx.ints([1], "e")])
     ones = ctx.make("ConstantOfShape", [count], value=_tensor(np.float32(1)))
     mask = ctx.make("ScatterND", [zeros, pairs, ones])
     return ctx.make("Cast", [mask], to=_onnx_type(np.bool_))

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..attrs import Bool, Float, FloatTuple, Int, Shape
 from ..errors import OpAttributeError, ShapeError
-from ._onnx import attach
 from ._shape import fmt, merge
-from ._shape_onnx import Dims, deliver
 from .detection import float32_only, greedy_nms, op_def, require_float32
 
 __all__: list[str] = []
@@ -476,99 +473,4 @@ for _name, _fn, _per_image in (("_contrib_Proposal", _proposal, False),
         doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).")
 
 
-# --- ONNX export -----------------------------------------------------------------------------
-def _onnx_rois(ctx, work) -> tuple[str, str, str]:
-    """(int64 batch index ``(R,)`` clamped into range, bool ``(R,)`` mask of the ROIs that name a
-    real image, boxes ``(R, 4)`` in ``work``): MXNet gives zeros for the others, onnxruntime
-    refuses them."""
-    rois = ctx.inputs[1]
-    if np.dtype(ctx.in_dtypes[1]) != work:
-        rois = ctx.cast_to(rois, work)
-    index = ctx.make("Gather", [rois, ctx.const(np.asarray(0, np.int64), "col")], axis=1)
-    index = ctx.cast_to(index, np.int64)          # C's truncation, as MXNet's (int) cast
-    zero = ctx.const(np.asarray(0, np.int64), "zero")
-    batch = Dims(ctx, 0).scalar(0)
-    ok = ctx.make("And", [ctx.make("GreaterOrEqual", [index, zero]),
-                          ctx.make("Less", [index, batch])])
-    index = ctx.make("Where", [ok, index, zero])
-    boxes = ctx.make("Slice", [rois, ctx.ints([1], "s"), ctx.ints([5], "e"), ctx.ints([1], "ax")])
-    return index, ok, boxes
-
-
-def _finish_rois(ctx, y: str, ok: str, work) -> None:
-    """Zero the ``(R, C, PH, PW)`` rows of ROIs that name no image; cast back; deliver."""
-    ok4 = ctx.make("Reshape", [ok, ctx.ints([-1, 1, 1, 1], "r1")])
-    y = ctx.make("Where", [ok4, y, ctx.const(np.zeros((), work), "zero_f")])
-    if np.dtype(ctx.dtype) != work:
-        y = ctx.cast_to(y, ctx.dtype)
-    deliver(ctx, y)
-
-
-def _roi_work(ctx, double_ok: bool) -> tuple[object, str]:
-    """(work dtype, data in it): onnxruntime's ROI kernels take float32 (RoiAlign also
-    float64); float16 widens exactly, float64 rounds where only float32 exists."""
-    dt = np.dtype(ctx.dtype)
-    work = dt if dt == np.float32 or (double_ok and dt == np.float64) else np.dtype(np.float32)
-    x = ctx.inputs[0]
-    return work, x if dt == work else ctx.cast_to(x, work)
-
-
-def _roi_pooling_onnx(ctx) -> None:
-    """``MaxRoiPool``: the same Caffe bins (rounded corners, floor/ceil bin edges, empty bins
-    0); the hidden ``maxidx`` is -1 as in gluonport's compute."""
-    p = ctx.params
-    ph, pw = _pooled(p)
-    work, x = _roi_work(ctx, double_ok=False)
-    index, ok, boxes = _onnx_rois(ctx, work)
-    rois = ctx.make("Concat", [ctx.make("Unsqueeze", [ctx.cast_to(index, work),
-                                                      ctx.ints([1], "axes")]), boxes], axis=1)
-    y = ctx.make("MaxRoiPool", [x, rois], pooled_shape=[ph, pw],
-                 spatial_scale=float(np.float32(p.spatial_scale)))
-    _finish_rois(ctx, y, ok, work)
-    if ctx.wants(1):
-        from onnx import helper
-
-        minus = helper.make_tensor("value", dtypes.onnx_of(np.int32), [1], [-1])
-        ctx.make("ConstantOfShape", [ctx.make("Shape", [ctx.outputs[0]])],
-                 outputs=[ctx.outputs[1]], value=minus)
-
-
-def _position_sensitive(ctx, y: str, ph: int, pw: int) -> str:
-    """Bin ``(i, j)`` of output channel ``c`` from input channel ``c*PH*PW + i*PW + j``: the
-    diagonal of RoiAlign over all channels, ``(R, C/K, K, PH, PW)`` with ``K = PH*PW``."""
-    k = ph * pw
-    y = ctx.make("Reshape", [y, ctx.ints([0, -1, k, k], "groups")])            # (R, C', K, K)
-    idx = ctx.const(np.arange(k, dtype=np.int64).reshape(1, 1, 1, k), "diag")
-    shape = ctx.make("Concat", [ctx.make("Slice", [ctx.make("Shape", [y]), ctx.ints([0], "s"),
-                                                   ctx.ints([2], "e")]),
-                                ctx.ints([1, k], "one_k")], axis=0)
-    y = ctx.make("GatherElements", [y, ctx.make("Expand", [idx, shape])], axis=2)
-    return ctx.make("Reshape", [y, ctx.ints([0, -1, ph, pw], "pooled")])
-
-
-def _roi_align_onnx(ctx) -> None:
-    """``RoiAlign`` (avg): MXNet's sampling grid, border rules and averaging. ``aligned`` is
-    the -0.5 pixel shift of ``coordinate_transformation_mode='half_pixel'`` (opset 16+; before
-    it RoiAlign always works as ``output_half_pixel``, MXNet's ``aligned=False``)."""
-    p = ctx.params
-    ph, pw = _pooled(p)
-    mode = None
-    if ctx.opset >= 16:
-        mode = "half_pixel" if p.aligned else "output_half_pixel"
-    elif p.aligned:
-        raise ctx.fail("ROIAlign with aligned=True needs RoiAlign's coordinate_transformation_"
-                       "mode='half_pixel', which ONNX has from opset 16: export with "
-                       "opset_version=16 or newer")
-    work, x = _roi_work(ctx, double_ok=True)
-    index, ok, boxes = _onnx_rois(ctx, work)
-    y = ctx.make("RoiAlign", [x, boxes, index], mode="avg", output_height=ph, output_width=pw,
-                 sampling_ratio=max(p.sample_ratio, 0),
-                 spatial_scale=float(np.float32(p.spatial_scale)),
-                 coordinate_transformation_mode=mode)
-    if p.position_sensitive:
-        y = _position_sensitive(ctx, y, ph, pw)
-    _finish_rois(ctx, y, ok, work)
-
-
-attach("ROIPooling", _roi_pooling_onnx)
-attach("_contrib_ROIAlign", _roi_align_onnx)
+from . import _roi_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)

@@ -1,8 +1,9 @@
 """ONNX export of the detection ops (gluonport/ops/detection.py, multibox.py, roi.py) against
 MXNet 1.9.1's goldens (tests/golden/ops/detection.npz, roi.npz), at opset 13 and the newest
-opset; plus larger NMS / MultiBoxDetection inputs against the numpy executor (distinct scores),
-score ties, the hidden NMS record, dynamic batch and ROI counts, and SSD / YOLO / R-CNN style
-mini graphs.
+opset; plus, against the numpy executor (itself checked against MXNet by tests/ops): larger NMS
+/ MultiBoxDetection / MultiProposal inputs (distinct scores), score ties, the hidden NMS record,
+dynamic batch, box counts, feature-map sizes and ROI counts, and SSD / YOLO / R-CNN style mini
+graphs. bipartite_matching and MultiBoxTarget have no export (their OpDefs say why).
 
 Tolerances are the cases' (default rtol 1e-5, atol 1e-6). onnxruntime has no CPU kernel for
 RoiAlign-22 / MaxRoiPool-22, so the ROI ops are also run at opset 21 and their newest-opset
@@ -263,6 +264,48 @@ def test_roi_dynamic_roi_count_and_batch(kind, opset):
                       "rois": rois})
     dyn = {"data": {0: "batch"}, "rois": {0: "rois"}}
     _vs_executor(sym, feeds, opset, dyn, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_psroi_pooling_dynamic_roi_count(opset):
+    rng = np.random.RandomState(4)
+    sym = mx.sym.contrib.PSROIPooling(mx.sym.var("data"), mx.sym.var("rois"), spatial_scale=0.5,
+                                      output_dim=2, pooled_size=3, group_size=3)
+    feeds = []
+    for batch, count in ((2, 6), (1, 2), (3, 9)):
+        rois = np.asarray(cases_roi._random_rois(count, batch, 14, 12, count), np.float32)
+        rois[-1, 0] = -1        # no image: zeros
+        feeds.append({"data": rng.uniform(-1, 1, (batch, 18, 6, 7)).astype(np.float32),
+                      "rois": rois})
+    _vs_executor(sym, feeds, opset, {"data": {0: "batch"}, "rois": {0: "rois"}})
+
+
+def _rpn_feed(batch: int, anchors: int, height: int, width: int, seed: int) -> dict:
+    rng = np.random.RandomState(seed)
+    info = np.array([[height * 8 - rng.randint(0, 12), width * 8 - rng.randint(0, 12),
+                      rng.uniform(0.7, 1.3)] for _ in range(batch)], np.float32)
+    return {"cls": rng.uniform(0, 1, (batch, 2 * anchors, height, width)).astype(np.float32),
+            "bbox": rng.uniform(-0.4, 0.4, (batch, 4 * anchors, height, width)).astype(
+                np.float32), "info": info}
+
+
+RPN = [{"rpn_post_nms_top_n": 20, "threshold": 0.6},
+       {"rpn_post_nms_top_n": 60, "threshold": 0.3},               # fewer kept: rows repeat
+       {"rpn_post_nms_top_n": 20, "threshold": 0.6, "iou_loss": True}]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("attrs", RPN, ids=[str(i) for i in range(len(RPN))])
+def test_multiproposal_dynamic_batch_and_map(attrs, opset):
+    """Faster R-CNN's RPN with images of several sizes through one model."""
+    out = mx.sym.contrib.MultiProposal(
+        mx.sym.var("cls"), mx.sym.var("bbox"), mx.sym.var("info"), scales=(2, 4),
+        ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=80, rpn_min_size=6,
+        output_score=True, **attrs)
+    feeds = [_rpn_feed(2, 6, 6, 7, 1), _rpn_feed(1, 6, 4, 9, 2), _rpn_feed(3, 6, 5, 5, 3)]
+    dyn = {"cls": {0: "b", 2: "h", 3: "w"}, "bbox": {0: "b", 2: "h", 3: "w"},
+           "info": {0: "b"}}
+    _vs_executor(out, feeds, opset, dyn, rtol=1e-5, atol=1e-4)
 
 
 # --- mini detectors ------------------------------------------------------------------------
