@@ -61,6 +61,12 @@ class GraphPlan:
         self.out_slots = [slot_of[(id(n), i)] for n, i in outputs]
         self.n_slots = n_slots
         self._plan_frees()
+        self._order = order
+        # Creation ops (``_zeros`` of an RNN's begin state: shape=(L, 0, H)) whose shape has
+        # dims left for graph inference to fill, as MXNet's bind-time infer_shape does.
+        self._unsized = [k for k, st in enumerate(self.steps)
+                         if not st.in_slots and _shape_unknown(st.params)]
+        self._sized: tuple[Any, dict[int, Any]] = (None, {})
 
     def _plan_frees(self) -> None:
         last_use: dict[int, int] = {}
@@ -85,10 +91,12 @@ class GraphPlan:
             except KeyError:
                 raise GraphError(f"no value for input {name!r}; bind or pass every one of "
                                  f"{sorted(self.var_slots)}") from None
-        for step in self.steps:
+        sized = self._sized_params(feed) if self._unsized else {}
+        for k, step in enumerate(self.steps):
             args = [values[s] for s in step.in_slots]
             try:
-                outs = step.op.run(step.params, args, is_train)
+                outs = step.op.run(sized.get(k, step.params) if sized else step.params, args,
+                                   is_train)
             except GluonportError as exc:
                 raise type(exc)(f"node {step.node.name!r} ({step.op.name}): {exc}") from None
             except (ValueError, IndexError, TypeError) as exc:
@@ -103,6 +111,32 @@ class GraphPlan:
             for s in step.free:
                 values[s] = None
         return [values[s] for s in self.out_slots]
+
+
+    def _sized_params(self, feed: Mapping[str, np.ndarray]) -> dict[int, Any]:
+        """Params of the unsized creation steps with the shapes graph inference gives for
+        this feed's input shapes (cached per input signature)."""
+        sig = tuple((n, np.shape(feed[n])) for n in self.var_slots)
+        cached_sig, cached = self._sized
+        if sig == cached_sig:
+            return cached
+        from .attrs import Params
+        from .symbol._infer import infer_shapes
+
+        shapes = infer_shapes(self._order, dict(sig))
+        out: dict[int, Any] = {}
+        for k in self._unsized:
+            step = self.steps[k]
+            shape = shapes.get((id(step.node), 0))
+            if shape is not None and all(shape):
+                out[k] = Params({**step.params.as_dict(), "shape": tuple(shape)})
+        self._sized = (sig, out)
+        return out
+
+
+def _shape_unknown(params: Any) -> bool:
+    shape = params.get("shape") if hasattr(params, "get") else None
+    return shape is not None and (len(shape) == 0 or 0 in tuple(shape))
 
 
 def _as_dict(names: Sequence[str], arrays: Any, what: str) -> dict[str, NDArray]:
