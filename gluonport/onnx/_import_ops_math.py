@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ._import_context import ImportContext, Value, importer
-from ._import_util import broadcast_shape, broadcast_to, cast, scalar_value
+from ._import_util import broadcast_shape, broadcast_to, cast, norm_axis, scalar_value
 
 __all__: list[str] = []
 
@@ -68,13 +68,29 @@ def binary(ctx: ImportContext, op_type: str, a: Value, b: Value) -> object:
 def _binary_handler(op_type: str):
     def handler(ctx: ImportContext, a: Value, b: Value, *, broadcast: int = 0,
                 axis: int | None = None) -> object:
-        if axis is not None and broadcast and b.rank is not None and a.rank is not None:
-            raise ctx.fail("legacy broadcast with an axis (opset < 7) is not supported; "
-                           "upgrade the model to opset 7 or newer")
+        if axis is not None and broadcast:
+            b = _legacy_align(ctx, a, b, axis)
         return binary(ctx, op_type, a, b)
 
     handler.__name__ = op_type.lower()
     return handler
+
+
+def _legacy_align(ctx: ImportContext, a: Value, b: Value, axis: int) -> Value:
+    """Before opset 7, ``broadcast=1, axis=k`` lines B up with A's dims from ``k`` on: B gets
+    trailing unit dims so numpy broadcasting does the same."""
+    if a.rank is None or b.rank is None:
+        raise ctx.fail("legacy broadcast (opset < 7) needs both ranks")
+    extra = a.rank - norm_axis(axis, a.rank, ctx) - b.rank
+    if extra <= 0:
+        return b
+    shape = tuple(b.shape) + (1,) * extra
+    if b.const is not None:
+        return Value(ctx, b.name + "_aligned", const=b.const.reshape(shape))
+    s = b.sym
+    for _ in range(extra):
+        s = ctx.op("expand_dims", s, axis=-1)
+    return Value(ctx, b.name, sym=s, shape=shape, dtype=b.dtype)
 
 
 for _op in _BINARY:
@@ -234,7 +250,8 @@ def prelu(ctx: ImportContext, x: Value, slope: Value) -> object:
     if slope.const is not None and x.rank is not None and x.rank >= 2:
         sq = slope.const.reshape([d for d in slope.const.shape if d != 1] or [1])
         per_channel = (sq.ndim == 1 and slope.const.ndim <= x.rank
-                       and (slope.const.ndim == x.rank - 1 or sq.size == 1)
+                       and (slope.const.ndim == x.rank - 1 or sq.size == 1
+                            or ctx.version < 7)  # PRelu-6: the slope is per channel
                        and all(d == 1 for d in slope.const.shape[1:]))
         if per_channel:
             return ctx.op("LeakyReLU", x.sym, ctx.new_param(f"{slope.name}_gamma", sq),

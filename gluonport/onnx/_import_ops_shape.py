@@ -443,6 +443,9 @@ def eye_like(ctx: ImportContext, x: Value, *, dtype: int | None = None, k: int =
 
 @importer("Range", since=11)
 def range_(ctx: ImportContext, start: Value, limit: Value, delta: Value) -> object:
+    for v in (start, limit, delta):
+        if v.const is None:
+            ctx.needs_const.add(v.name)  # (the backend may specialize on them)
     raise ctx.fail("Range with bounds computed at run time has no static MXNet equivalent "
                    "(constant bounds are folded)")
 
