@@ -156,3 +156,15 @@ def upsample(ctx: ImportContext, x: Value, scales_in: Value | None = None, *,
              "nearest_mode": "floor", "cubic_coeff_a": -0.75, "exclude_outside": 0,
              "extrapolation_value": 0.0, "antialias": 0}
     return _resize(ctx, x, sc, attrs, None)
+
+
+@importer("NonMaxSuppression", since=10)
+def non_max_suppression(ctx: ImportContext, boxes: Value, scores: Value, *args: Value,
+                        center_point_box: int = 0) -> object:
+    """Not importable: ONNX returns ``(num_selected, 3)`` indices, a size known only at run
+    time; MXNet 1.x graphs have static shapes (``_contrib_box_nms`` keeps every box and marks
+    suppressed ones -1), and MXNet's box_nms cannot express max_output_boxes_per_class per
+    batch and class with ONNX's output order."""
+    raise ctx.fail("NonMaxSuppression's output size depends on the data; MXNet 1.x graphs have "
+                   "static shapes (its _contrib_box_nms pads suppressed boxes with -1): "
+                   "run the detector's post-processing outside the graph")
