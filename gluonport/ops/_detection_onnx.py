@@ -181,7 +181,8 @@ def _candidates(ctx, p, rows: _Rows) -> tuple[str, str]:
     s32 = cast(ctx, score, np.float32, work)
     neg = ctx.const(np.float32(-np.inf), "neg_inf")
     masked = ctx.make("Where", [valid, s32, neg])
-    if p.topk > 0 and not (not rows.dims.dyn[-2] and p.topk >= rows.dims.static[-2]):
+    limits = p.topk > 0 and (rows.dims.dyn[-2] or p.topk < rows.dims.static[-2])
+    if limits:   # MXNet keeps the topk best candidates before suppressing
         masked = top_scores(ctx, masked, p.topk, rows.n)
     return masked, valid
 
