@@ -106,12 +106,17 @@ def _fc_in_units(p, data: tuple) -> int:
     return n
 
 
-def _fc_shape(p, in_shapes: list) -> tuple[list, list]:
-    """Complete ``weight`` ``(num_hidden, in_units)`` and ``bias`` ``(num_hidden,)`` from data."""
+def _fc_shape(p, in_shapes: list, out_shapes: list = (None,)) -> tuple[list, list]:
+    """Complete ``weight`` ``(num_hidden, in_units)`` and ``bias`` ``(num_hidden,)`` from data,
+    and (as MXNet) data's first dim from the output's (an RNN cell's zero begin state of
+    unknown batch size gets it this way)."""
     ins = list(in_shapes)
     data = ins[0]
     if data is None:
         return ins, [None]
+    given = out_shapes[0]
+    if given and data:
+        data = ins[0] = merge(data, (given[0],) + tuple(data[1:]), "data: ")
     ins[1] = merge(ins[1], (p.num_hidden, _fc_in_units(p, data)), "weight: ")
     if not p.no_bias:
         bias = ins[2]
@@ -122,7 +127,10 @@ def _fc_shape(p, in_shapes: list) -> tuple[list, list]:
         out = (data[0] if data else 1, p.num_hidden)
     else:
         out = tuple(data[:-1]) + (p.num_hidden,)
-    return ins, [out]
+    return ins, [merge(out, given, "output: ")]
+
+
+_fc_shape.wants_outputs = True  # type: ignore[attr-defined]
 
 
 def _fc(p, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:

@@ -90,7 +90,7 @@ def _one(fn: Callable) -> Callable:
 
 
 # --- Reshape ---------------------------------------------------------------------------------
-def _reshape_rule(p, ins):
+def _reshape_rule(p, ins, outs=(None,)):
     src = ins[0]
     if src is None:
         return ins, [None]
@@ -100,6 +100,9 @@ def _reshape_rule(p, ins):
         return ins, [None]
     spec = tuple(p.shape or p.target_shape)
     check_size(src, out, spec)
+    # MXNet assigns the target to the output view its consumers inferred, then completes one
+    # unknown input dim from that (how Gluon's RNN layers get their deferred i2h weights)
+    out = merge(out, outs[0], "Reshape: output: ")
     holes = [i for i, d in enumerate(src) if d == 0]
     if known(out) and len(holes) == 1:  # MXNet's ReverseReshapeInferShape
         rest = prod(d for d in src if d)
@@ -107,6 +110,9 @@ def _reshape_rule(p, ins):
             raise reshape_error(src, spec, f"{prod(out)} elements are not a multiple of {rest}")
         src = src[:holes[0]] + (prod(out) // rest,) + src[holes[0] + 1:]
     return [src], [out]
+
+
+_reshape_rule.wants_outputs = True  # type: ignore[attr-defined]
 
 
 def _reshape(p, x):
