@@ -317,28 +317,36 @@ def _dedupe_outputs(ctx: ExportContext, outs: list) -> list:
     return result
 
 
+def _why_no_converter(node: Node, opset: int) -> str:
+    """The reason an op has no converter at ``opset``: unknown op, by design, or too old."""
+    if node.op.compute is None and not node.op.onnx_handlers:
+        return "unknown to gluonport"
+    later = [since for since, _ in node.op.onnx_handlers if since > opset]
+    if later:
+        return f"needs opset >= {min(later)}"
+    if node.op.no_onnx:
+        return node.op.no_onnx
+    return "no converter yet"
+
+
 def _check_converters(order: list[Node], opset: int) -> None:
+    """One UnsupportedOpError naming every op (with its nodes and the reason) that cannot be
+    converted, before anything is converted."""
     missing: dict[str, list[str]] = {}
-    unknown: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
     for n in order:
-        if n.op is None:
+        if n.op is None or get_converter(n, opset) is not None:
             continue
-        try:
-            check_supported([n], "export")
-        except UnsupportedOpError:
-            if get_converter(n, opset) is None:
-                unknown.setdefault(n.op.name, []).append(n.name)
-            continue
-        if get_converter(n, opset) is None:
-            missing.setdefault(n.op.name, []).append(n.name)
-    allops = {**unknown, **missing}
-    if allops:
-        listing = "; ".join(f"{op} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})"
-                            for op, v in sorted(allops.items()))
+        missing.setdefault(n.op.name, []).append(n.name)
+        reasons.setdefault(n.op.name, _why_no_converter(n, opset))
+    if missing:
+        listing = "; ".join(f"{op} [{reasons[op]}] ({', '.join(v[:3])}"
+                            f"{', ...' if len(v) > 3 else ''})"
+                            for op, v in sorted(missing.items()))
         raise UnsupportedOpError(
-            f"cannot export to ONNX opset {opset}: {len(allops)} operator(s) have no ONNX "
+            f"cannot export to ONNX opset {opset}: {len(missing)} operator(s) have no ONNX "
             f"converter: {listing}. Register one with gluonport.onnx.register_converter(op) "
-            "or see gluonport/ops/OPERATORS.md", allops)
+            "or see gluonport/ops/OPERATORS.md", missing)
 
 
 def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> None:
