@@ -374,8 +374,8 @@ class ParamSpec:
     def to_attrs(self, kwargs: Mapping[str, Any], *, op: str = "") -> dict[str, str]:
         """User keyword arguments -> attribute strings, as MXNet's front end writes them.
 
-        ``None`` values of fields whose default is ``None`` are dropped (MXNet's generated
-        functions skip them); unknown names are refused.
+        Every keyword given is written, ``None`` as ``"None"`` (MXNet's generated functions
+        skip only arguments *not* given); unknown names are refused.
         """
         out: dict[str, str] = {}
         for name, value in kwargs.items():
@@ -387,8 +387,6 @@ class ParamSpec:
                 known = ", ".join(sorted(self.fields)) or "none"
                 raise OpAttributeError(f"{op}: unknown argument {name}={value!r}; "
                                        f"{op} takes: {known}")
-            if value is None and field.default is None:
-                continue
             out[name] = field.to_string(value)
         return out
 

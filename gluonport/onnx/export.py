@@ -8,6 +8,7 @@ written to a temp file and renamed, so a failed export leaves no half-written fi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,7 +20,7 @@ from ..errors import ConversionError, GluonportError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import load as sym_load
-from ..symbol._graph import Node, check_supported, label_inputs, topo_order
+from ..symbol._graph import Node, label_inputs, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
 from .opset import check_opset, ir_version_for
@@ -99,7 +100,6 @@ class _Graph:
         self.sym = sym
         self.params = params
         self.order = topo_order(n for n, _ in sym._outputs)
-        check_supported(self.order, "export")
         labels = label_inputs(self.order)
         self.data = [n for n in self.order if n.op is None and n.name not in params
                      and n.name not in labels]
@@ -110,7 +110,7 @@ class _Graph:
         self.dynamic_axes = dynamic_axes
         self.shapes, self.dyn = self._infer()
         self.types = infer_types(self.order, {**self.types0, **{k: v.dtype for k, v in
-                                                                params.items()}})
+                                                                params.items()}}, strict=False)
 
     def _data_shapes(self, in_shapes: Any) -> dict[str, tuple]:
         names = [n.name for n in self.data]
@@ -149,7 +149,7 @@ class _Graph:
 
     def _infer(self) -> tuple[dict, dict]:
         given = {**self.shapes0, **{k: v.shape for k, v in self.params.items()}}
-        shapes = infer_shapes(self.order, given)
+        shapes = infer_shapes(self.order, given, strict=False)
         if not self.dynamic_axes:
             return shapes, {k: tuple(False for _ in s) for k, s in shapes.items()
                             if s is not None}
@@ -173,7 +173,7 @@ class _Graph:
                     s[ax] = s[ax] * factor
                 bumped[name] = tuple(s)
             try:
-                other = infer_shapes(self.order, bumped)
+                other = infer_shapes(self.order, bumped, strict=False)
                 break
             except GluonportError:
                 continue
@@ -282,7 +282,11 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
     model = helper.make_model(graph, producer_name="gluonport", producer_version=__version__,
                               opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version_for(opset)
-    meta = {"gluonport.converted_from": "mxnet"}
+    meta = {"gluonport.converted_from": "mxnet",
+            # ONNX graph output -> MXNet output name (list_outputs), the map back to the graph;
+            # ONNX node names are "<MXNet node name>__<ONNX op>".
+            "gluonport.output_names": json.dumps(
+                {o.name: mx for o, mx in zip(outs, sym.list_outputs())})}
     meta.update(metadata or {})
     for k, v in meta.items():
         model.metadata_props.add(key=k, value=str(v))

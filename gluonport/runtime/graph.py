@@ -9,8 +9,8 @@ parameter changes (``set_data``, ``load_parameters``), the model is exported aga
 
 from __future__ import annotations
 
+import logging
 import threading
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -22,6 +22,8 @@ from ..symbol._graph import topo_order
 from .ort import OrtRunner, RuntimeOptions
 
 __all__ = ["OnnxGraph", "graph_exports"]
+
+log = logging.getLogger("gluonport")
 
 
 def graph_exports(symbol: Any, opset: int | None = None) -> bool:
@@ -81,8 +83,10 @@ class OnnxGraph:
                 return export_symbol(self.symbol, params, shapes, types, self.opset,
                                      dynamic_axes=axes)
             except ConversionError as exc:
-                warnings.warn(f"exporting with a dynamic batch axis failed ({exc}); using "
-                              "one model per input shape", stacklevel=4)
+                # Not every graph has its batch on axis 0 of every input (RNNs in TNC layout):
+                # one static model per input shape is correct, only less shareable.
+                log.info("exporting with a dynamic batch axis failed (%s); using one model per "
+                         "input shape", exc)
                 self._dynamic_ok = False
         return export_symbol(self.symbol, params, shapes, types, self.opset)
 

@@ -17,7 +17,7 @@ from .. import dtypes
 from ..attrs import Shape as ShapeField
 from ..errors import DTypeError, GluonportError, ShapeError
 from ..ops._shape import fmt, merge
-from ._graph import Node, check_supported
+from ._graph import Node, check_supported, is_known
 
 __all__ = ["infer_shapes", "infer_types", "var_shape_attr", "var_dtype_attr"]
 
@@ -89,13 +89,16 @@ def _combine(combine: Callable, old: Any, new: Any, node: Node, what: str) -> An
         raise type(exc)(f"node {node.name!r} ({node.op.name}): {what}: {exc}") from None
 
 
-def infer_shapes(order: list[Node], given: Mapping[str, tuple]) -> dict:
+def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = True) -> dict:
     """Shapes of every output of every node, keyed ``(id(node), index)``.
 
     ``given`` maps variable names to shapes. Raises :class:`ShapeError` naming the node and
-    both shapes on a contradiction.
+    both shapes on a contradiction. Unknown ops raise :class:`UnsupportedOpError` under
+    ``strict``; otherwise their outputs stay unknown (the exporter relies on that for ops a
+    user registered a converter for).
     """
-    check_supported(order, "infer shapes of")
+    if strict:
+        check_supported(order, "infer shapes of")
     values: dict = {}
     for node in order:
         if node.op is None:
@@ -112,6 +115,8 @@ def infer_shapes(order: list[Node], given: Mapping[str, tuple]) -> dict:
 
     def rule(node: Node, ins: list) -> tuple[list, list]:
         outs = [values.get((id(node), i)) for i in range(node.num_outputs())]
+        if not is_known(node.op):
+            return ins, outs
         return node.op.shapes(node.params, ins, outs)
 
     def combine(old, new):
@@ -132,9 +137,11 @@ def _merge_dtype(old: Any, new: Any) -> Any:
     raise DTypeError(f"dtype mismatch: {old} vs {new}")
 
 
-def infer_types(order: list[Node], given: Mapping[str, Any]) -> dict:
-    """Dtypes of every output of every node, keyed ``(id(node), index)``."""
-    check_supported(order, "infer types of")
+def infer_types(order: list[Node], given: Mapping[str, Any], strict: bool = True) -> dict:
+    """Dtypes of every output of every node, keyed ``(id(node), index)`` (see
+    :func:`infer_shapes` for ``strict``)."""
+    if strict:
+        check_supported(order, "infer types of")
     values: dict = {}
     for node in order:
         if node.op is None:
@@ -143,6 +150,8 @@ def infer_types(order: list[Node], given: Mapping[str, Any]) -> dict:
                 values[(id(node), 0)] = np.dtype(dt)
 
     def rule(node: Node, ins: list) -> tuple[list, list]:
+        if not is_known(node.op):
+            return ins, [values.get((id(node), i)) for i in range(node.num_outputs())]
         return node.op.types(node.params, ins)
 
     for _ in range(_MAX_SWEEPS):
