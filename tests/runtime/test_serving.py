@@ -145,3 +145,14 @@ def test_symbolblock_legacy_softmax_label_is_not_needed():
     x = mx.nd.array(np.random.default_rng(3).uniform(-1, 1, (4, 6)))
     y = block(x).asnumpy()
     np.testing.assert_allclose(y.sum(axis=1), np.ones(4), rtol=1e-5)
+
+
+def test_symbolblock_on_gpu_context_without_cuda_is_an_error():
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("a CUDA provider is available here")
+    prefix = SAMPLES[1]
+    block = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params",
+                                      ctx=mx.gpu(0))
+    x = mx.nd.array(np.load(prefix + "-input.npy"), ctx=mx.gpu(0))
+    with pytest.raises(DeviceError, match="CUDAExecutionProvider"):
+        block(x)
