@@ -14,6 +14,11 @@ the real library (``tests/golden/ops/elemwise.npz``):
   ``is_int=False`` meets an integer array: then the op runs in float64 and returns float64
   (``NumpyBinaryScalarType``); a bool array becomes int64 (``is_int``) or float64;
 * ``elemwise_*`` ops need equal shapes, ``broadcast_*`` ops broadcast like numpy.
+
+ONNX export: every kernel maps to one lowering of :mod:`gluonport.ops._onnx_math` (``_ONNX``),
+shared by the three op kinds (ONNX broadcasts like numpy; a scalar is a constant of the working
+dtype). Integer division and modulo never pass onnxruntime a divisor of 0 or -1 (it fails, or
+dies on ``INT_MIN / -1``); int8/uint8 are computed in int32 and wrapped back.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import numpy as np
 
 from ..attrs import Bool, Float
 from ..errors import ShapeError
+from . import _onnx_math as M
 from ._shape import broadcast_shapes, same_shape
 from .registry import OpDef, register
 from .unary import c_cast
@@ -40,14 +46,16 @@ def _restore(dtype: np.dtype, out: np.ndarray | np.generic) -> np.ndarray:
         return out
     if dtype.kind in "iub" and out.dtype.kind == "f":
         return c_cast(out, dtype)
-    return out.astype(dtype)
+    with np.errstate(over="ignore"):  # float32 -> float16 overflow gives inf, as in C
+        return out.astype(dtype)
 
 
 def int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C integer division (truncates toward zero), exact for int64; 0 where ``b == 0`` (MXNet
     itself dies with SIGFPE there)."""
     safe = np.where(b == 0, 1, b).astype(np.result_type(a, b), copy=False)
-    q = np.floor_divide(a, safe)
+    with np.errstate(over="ignore"):  # INT_MIN // -1 wraps to INT_MIN, as in C on x86
+        q = np.floor_divide(a, safe)
     fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
     return np.where(b == 0, 0, q + fix)
 
@@ -103,6 +111,18 @@ def _broadcast_rule(p, in_shapes):
     return in_shapes, [out]
 
 
+def binary_onnx(lower: M.Binary) -> Callable:
+    """Export handler of a binary op (both kinds: ONNX broadcasts like numpy, and a same-shape
+    op's operands need nothing more)."""
+
+    def handler(ctx) -> None:
+        g = M.Builder(ctx)
+        dt = np.dtype(ctx.in_dtypes[0])
+        g.out(lower(g, ctx.inputs[0], ctx.inputs[1], dt), dt)
+
+    return handler
+
+
 def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
     """A same-shape binary op (``elemwise_add``): inputs ``lhs``, ``rhs``."""
 
@@ -155,6 +175,26 @@ def scalar_operands(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x.astype(work, copy=False), (c_cast(s, work) if work.kind in "iu" else s.astype(work))
 
 
+def scalar_onnx(lower: M.Binary, reverse: bool = False) -> Callable:
+    """Export handler of ``x <op> scalar`` (``scalar <op> x`` when ``reverse``): the array in
+    the working dtype, the scalar a constant converted as MXNet converts it."""
+
+    def handler(ctx) -> None:
+        g = M.Builder(ctx)
+        work, s = _scalar_const(ctx.params, ctx.dtype)
+        x, k = g.input(0, work), g.k(s, work)
+        a, b = (k, x) if reverse else (x, k)
+        g.out(lower(g, a, b, work), work)
+
+    return handler
+
+
+def _scalar_const(p, dtype) -> tuple[np.dtype, np.ndarray]:
+    """(working dtype, the scalar in it), exactly as :func:`scalar_operands` makes them."""
+    work = scalar_work_dtype(p, dtype)
+    return work, scalar_operands(p, np.zeros((), work))[1]
+
+
 def scalar(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
     """An array-scalar op (``_plus_scalar``): ``fn(x, scalar)``; attributes ``scalar, is_int``."""
 
@@ -172,6 +212,24 @@ def _swap(fn: Kernel) -> Kernel:
 _ADD, _SUB, _MUL = _native(np.add), _native(np.subtract), _native(np.multiply)
 _POWER, _HYPOT = _float_math(np.power), _float_math(np.hypot)
 _MAX, _MIN = _native(np.maximum), _native(np.minimum)
+_EQ, _NE = _cmp(np.equal), _cmp(np.not_equal)
+_GT, _GE, _LT, _LE = _cmp(np.greater), _cmp(np.greater_equal), _cmp(np.less), _cmp(np.less_equal)
+_AND, _OR, _XOR = _cmp(np.logical_and), _cmp(np.logical_or), _cmp(np.logical_xor)
+
+# one ONNX lowering per kernel (gluonport/ops/_onnx_math.py)
+_ONNX: dict[Kernel, M.Binary] = {
+    _ADD: M.arith("Add"), _SUB: M.arith("Sub"), _MUL: M.arith("Mul"), _div: M.div,
+    mxnet_mod: M.mod, _POWER: M.power, _HYPOT: M.hypot, _MAX: M.minmax("Max"),
+    _MIN: M.minmax("Min"), _EQ: M.compare("Equal"), _NE: M.compare("Equal", negate=True),
+    _GT: M.compare("Greater"), _GE: M.compare("GreaterOrEqual"), _LT: M.compare("Less"),
+    _LE: M.compare("LessOrEqual"), _AND: M.logic("And"), _OR: M.logic("Or"),
+    _XOR: M.logic("Xor"),
+}
+
+
+def _register_binary(name: str, fn: Kernel, aliases: tuple[str, ...], make=binary) -> None:
+    make(name, fn, aliases).to_onnx(since=13)(binary_onnx(_ONNX[fn]))
+
 
 _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     # (suffix, kernel, elemwise_* aliases, broadcast_* aliases) -- MXNet 1.9.1's alias lists
@@ -183,8 +241,8 @@ _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     ("div", _div, ("_div", "_Div", "_sparse_elemwise_div"), ("_sparse_broadcast_div",)),
 ]
 for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
-    binary(f"elemwise_{_suffix}", _fn, _ew_alias)
-    broadcast(f"broadcast_{_suffix}", _fn, _bc_alias)
+    _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias)
+    _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast)
 
 _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
     # (name stem, kernel, alias of the same-shape op, broadcast_* aliases)
@@ -193,55 +251,76 @@ _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
     ("maximum", _MAX, "_Maximum", ("_npi_maximum",)),
     ("minimum", _MIN, "_Minimum", ("_npi_minimum",)),
     ("hypot", _HYPOT, "_Hypot", ()),
-    ("equal", _cmp(np.equal), "_Equal", ()),
-    ("not_equal", _cmp(np.not_equal), "_Not_Equal", ()),
-    ("greater", _cmp(np.greater), "_Greater", ()),
-    ("greater_equal", _cmp(np.greater_equal), "_Greater_Equal", ()),
-    ("lesser", _cmp(np.less), "_Lesser", ()),
-    ("lesser_equal", _cmp(np.less_equal), "_Lesser_Equal", ()),
-    ("logical_and", _cmp(np.logical_and), "_Logical_And", ()),
-    ("logical_or", _cmp(np.logical_or), "_Logical_Or", ()),
-    ("logical_xor", _cmp(np.logical_xor), "_Logical_Xor", ()),
+    ("equal", _EQ, "_Equal", ()),
+    ("not_equal", _NE, "_Not_Equal", ()),
+    ("greater", _GT, "_Greater", ()),
+    ("greater_equal", _GE, "_Greater_Equal", ()),
+    ("lesser", _LT, "_Lesser", ()),
+    ("lesser_equal", _LE, "_Lesser_Equal", ()),
+    ("logical_and", _AND, "_Logical_And", ()),
+    ("logical_or", _OR, "_Logical_Or", ()),
+    ("logical_xor", _XOR, "_Logical_Xor", ()),
 ]
 for _stem, _fn, _alias, _bc_alias in _OTHER_BINARY:
-    binary(f"_{_stem}", _fn, (_alias,))
-    broadcast(f"broadcast_{_stem}", _fn, _bc_alias)
+    _register_binary(f"_{_stem}", _fn, (_alias,))
+    _register_binary(f"broadcast_{_stem}", _fn, _bc_alias, make=broadcast)
+
+
+def _smooth_l1_consts(sigma: np.ndarray, work) -> tuple[np.ndarray, np.ndarray]:
+    """(sigma^2, 1 / sigma^2) in the float dtype ``work``."""
+    s2 = np.asarray(sigma * sigma, work)
+    return s2, np.asarray(1.0, work) / s2
 
 
 def _smooth_l1(x: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     """0.5 (sigma x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2 (MXNet's smooth_l1_loss)."""
     work = np.float64 if x.dtype == np.float64 else np.float32
-    xf, s2 = x.astype(work), np.asarray(sigma * sigma, work)
-    inv = np.asarray(1.0, work) / s2
+    xf = x.astype(work)
+    s2, inv = _smooth_l1_consts(sigma, work)
     out = np.where(xf > inv, xf - 0.5 * inv,
                    np.where(xf < -inv, -xf - 0.5 * inv, 0.5 * xf * xf * s2))
     return _restore(x.dtype, out)
 
 
-_SCALAR: list[tuple[str, Kernel, tuple[str, ...]]] = [
-    ("_plus_scalar", _ADD, ("_PlusScalar",)),
-    ("_minus_scalar", _SUB, ("_MinusScalar",)),
-    ("_rminus_scalar", _swap(_SUB), ("_RMinusScalar",)),
-    ("_mul_scalar", _MUL, ("_MulScalar",)),
-    ("_div_scalar", _div, ("_DivScalar",)),
-    ("_rdiv_scalar", _swap(_div), ("_RDivScalar",)),
-    ("_mod_scalar", mxnet_mod, ("_ModScalar",)),
-    ("_rmod_scalar", _swap(mxnet_mod), ("_RModScalar",)),
-    ("_power_scalar", _POWER, ("_PowerScalar",)),
-    ("_rpower_scalar", _swap(_POWER), ("_RPowerScalar",)),
-    ("_maximum_scalar", _MAX, ("_MaximumScalar", "_npi_maximum_scalar")),
-    ("_minimum_scalar", _MIN, ("_MinimumScalar", "_npi_minimum_scalar")),
-    ("_hypot_scalar", _HYPOT, ("_HypotScalar", "_npi_hypot_scalar")),
-    ("_equal_scalar", _cmp(np.equal), ("_EqualScalar",)),
-    ("_not_equal_scalar", _cmp(np.not_equal), ("_NotEqualScalar",)),
-    ("_greater_scalar", _cmp(np.greater), ("_GreaterScalar",)),
-    ("_greater_equal_scalar", _cmp(np.greater_equal), ("_GreaterEqualScalar",)),
-    ("_lesser_scalar", _cmp(np.less), ("_LesserScalar",)),
-    ("_lesser_equal_scalar", _cmp(np.less_equal), ("_LesserEqualScalar",)),
-    ("_logical_and_scalar", _cmp(np.logical_and), ("_LogicalAndScalar",)),
-    ("_logical_or_scalar", _cmp(np.logical_or), ("_LogicalOrScalar",)),
-    ("_logical_xor_scalar", _cmp(np.logical_xor), ("_LogicalXorScalar",)),
-    ("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)),
+def _smooth_l1_onnx(ctx) -> None:
+    """The three pieces and two Wheres, with the constants rounded as the compute rounds them."""
+    g = M.Builder(ctx)
+    dtype, sigma = _scalar_const(ctx.params, ctx.dtype)
+    work = M.F64 if dtype == M.F64 else M.F32
+    s2, inv = _smooth_l1_consts(sigma, work)
+    x = g.input(0, work)
+    half_inv = g.k(0.5 * inv, work)
+    quad = g("Mul", g("Mul", g("Mul", g.k(0.5, work), x), x), g.k(s2, work))
+    below = g.where(g("Less", x, g.k(-inv, work)), g("Sub", g("Neg", x), half_inv), quad)
+    g.out(g.where(g("Greater", x, g.k(inv, work)), g("Sub", x, half_inv), below), work)
+
+
+_SCALAR: list[tuple[str, Kernel, bool, tuple[str, ...]]] = [
+    # (name, kernel, scalar on the left, aliases)
+    ("_plus_scalar", _ADD, False, ("_PlusScalar",)),
+    ("_minus_scalar", _SUB, False, ("_MinusScalar",)),
+    ("_rminus_scalar", _SUB, True, ("_RMinusScalar",)),
+    ("_mul_scalar", _MUL, False, ("_MulScalar",)),
+    ("_div_scalar", _div, False, ("_DivScalar",)),
+    ("_rdiv_scalar", _div, True, ("_RDivScalar",)),
+    ("_mod_scalar", mxnet_mod, False, ("_ModScalar",)),
+    ("_rmod_scalar", mxnet_mod, True, ("_RModScalar",)),
+    ("_power_scalar", _POWER, False, ("_PowerScalar",)),
+    ("_rpower_scalar", _POWER, True, ("_RPowerScalar",)),
+    ("_maximum_scalar", _MAX, False, ("_MaximumScalar", "_npi_maximum_scalar")),
+    ("_minimum_scalar", _MIN, False, ("_MinimumScalar", "_npi_minimum_scalar")),
+    ("_hypot_scalar", _HYPOT, False, ("_HypotScalar", "_npi_hypot_scalar")),
+    ("_equal_scalar", _EQ, False, ("_EqualScalar",)),
+    ("_not_equal_scalar", _NE, False, ("_NotEqualScalar",)),
+    ("_greater_scalar", _GT, False, ("_GreaterScalar",)),
+    ("_greater_equal_scalar", _GE, False, ("_GreaterEqualScalar",)),
+    ("_lesser_scalar", _LT, False, ("_LesserScalar",)),
+    ("_lesser_equal_scalar", _LE, False, ("_LesserEqualScalar",)),
+    ("_logical_and_scalar", _AND, False, ("_LogicalAndScalar",)),
+    ("_logical_or_scalar", _OR, False, ("_LogicalOrScalar",)),
+    ("_logical_xor_scalar", _XOR, False, ("_LogicalXorScalar",)),
 ]
-for _name, _fn, _aliases in _SCALAR:
-    scalar(_name, _fn, _aliases)
+for _name, _fn, _reverse, _aliases in _SCALAR:
+    scalar(_name, _swap(_fn) if _reverse else _fn, _aliases).to_onnx(since=13)(
+        scalar_onnx(_ONNX[_fn], _reverse))
+scalar("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)).to_onnx(since=13)(_smooth_l1_onnx)

@@ -11,6 +11,11 @@ MXNet 1.9.1's semantics (``src/operator/tensor/init_op.h``; goldens in tests/gol
   the length is ``ceil((stop - start) / step) * repeat``. Integer dtypes truncate ``start`` and
   ``step`` first, and so does float16 (MXNet's ``half_t`` kernel runs in integer arithmetic);
 * ``_linspace`` computes ``start + step * i`` in double and then rounds to the dtype.
+
+ONNX export: the outputs are constants (all attributes are static): stored as such up to
+``FOLD_LIMIT`` elements, built from ``Range``/``EyeLike`` and the same arithmetic above it.
+``_arange(infer_range=True)`` and partial ``shape`` attributes, whose sizes come from the graph,
+are refused with the way out.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ..errors import OpAttributeError, ShapeError
+from ._onnx import attach
 from ._shape import known
 from .registry import OpDef, register
 from .unary import CAST_DTYPES, c_cast
@@ -193,3 +199,132 @@ register(OpDef(
     params={"N": Int(), "M": Int(0), "k": Int(0), "ctx": Str(""),
             "dtype": DType("float32", choices=_EYE_TYPES)},
     inputs=(), compute=_eye, infer_shape=_eye_shape, infer_type=_init_type))
+
+
+# --- ONNX export --------------------------------------------------------------------------------
+# Every attribute is static, so the outputs are constants. Up to FOLD_LIMIT elements they are
+# stored as one (exact: the values come from the compute above); larger ranges and identities are
+# built at run time from a few nodes that evaluate the compute's own arithmetic, so a model does
+# not carry megabytes of arange.
+FOLD_LIMIT = 4096
+
+
+def _shape_attr(ctx, op: str) -> tuple[int, ...]:
+    """The ``shape`` attribute, which must be complete (a 0 dim would come from the graph, and
+    could vary with the dynamic axes)."""
+    shape = _out_shape(ctx.params)
+    if not known(shape):
+        raise ctx.fail(f"{op}: shape={ctx.params.shape} is not fully given (MXNet infers the "
+                       "0 dims from the graph); give every dimension, or use zeros_like / "
+                       "ones_like on a tensor of the wanted shape")
+    return shape
+
+
+def _fill_onnx(op: str):
+    """``ConstantOfShape`` with the value converted to the dtype (bfloat16: its uint16 bits,
+    as gluonport carries bfloat16)."""
+
+    def handler(ctx) -> None:
+        from onnx import numpy_helper
+
+        p = ctx.params
+        shape = _shape_attr(ctx, op)
+        if op == "_zeros_without_dtype":  # dtype -1: what the graph inferred, else float32
+            value = np.zeros((1,), ctx.out_dtypes[0] or np.float32)
+        else:
+            fill = p.value if op == "_full" else (1.0 if op == "_ones" else 0.0)
+            value = _to_dtype(np.full((1,), fill, np.float64), p.dtype)
+        ctx.make("ConstantOfShape", [ctx.ints(shape, "shape")], outputs=[ctx.outputs[0]],
+                 value=numpy_helper.from_array(value, "value"))
+
+    return handler
+
+
+for _name in ("_zeros", "_ones", "_full", "_zeros_without_dtype"):
+    attach(_name, _fill_onnx(_name))
+
+
+def _constant(ctx, value: np.ndarray) -> None:
+    """Output 0 is the constant ``value``."""
+    ctx.make("Identity", [ctx.const(value, "value")], outputs=[ctx.outputs[0]])
+
+
+def _index(ctx, n: int, repeat: int = 1) -> str:
+    """``[0, 1, ..., n-1] // repeat`` as int64."""
+    idx = ctx.make("Range", [ctx.const(np.int64(0)), ctx.const(np.int64(n)),
+                             ctx.const(np.int64(1))])
+    return idx if repeat == 1 else ctx.make("Div", [idx, ctx.const(np.int64(repeat))])
+
+
+def _affine(ctx, idx: str, start, step, work) -> str:
+    """``start + idx * step`` in ``work`` (a Mul and an Add: the compute's two roundings)."""
+    x = ctx.cast_to(idx, work) if np.dtype(work) != np.int64 else idx
+    return ctx.make("Add", [ctx.const(np.asarray(start, work)),
+                            ctx.make("Mul", [x, ctx.const(np.asarray(step, work))])])
+
+
+def _deliver(ctx, y: str, work) -> None:
+    out = np.dtype(ctx.out_dtypes[0])
+    if out == np.dtype(work):
+        ctx.make("Identity", [y], outputs=[ctx.outputs[0]])
+    else:
+        ctx.make("Cast", [y], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(out))
+
+
+def _arange_onnx(ctx) -> None:
+    """A constant; above FOLD_LIMIT, ``Range`` and the compute's arithmetic: float32/float64
+    ``start + i * step`` in the dtype, the others in int64 from the truncated start and step."""
+    p = ctx.params
+    if p.infer_range and p.stop is None:
+        raise ctx.fail("_arange with infer_range=True takes its length from the graph at run "
+                       "time (MXNet infers it from the consumer); give stop, or use "
+                       "_contrib_arange_like, which exports")
+    n = arange_length(p)
+    if n <= FOLD_LIMIT or p.dtype == "bfloat16":
+        _constant(ctx, _arange(p))
+        return
+    start, _ = _range_bounds(p)
+    idx = _index(ctx, n, p.repeat)
+    if p.dtype in ("float32", "float64"):
+        _deliver(ctx, _affine(ctx, idx, start, p.step, _np_dtype(p.dtype)), p.dtype)
+        return
+    s0 = c_cast(np.float64(start), np.int64)
+    st = c_cast(np.float64(p.step), np.int64)
+    _deliver(ctx, _affine(ctx, idx, s0, st, np.int64), np.int64)
+
+
+attach("_arange", _arange_onnx)
+
+
+def _linspace_onnx(ctx) -> None:
+    """A constant; above FOLD_LIMIT, ``start + step * i`` in double, converted to the dtype."""
+    p = ctx.params
+    if p.num <= FOLD_LIMIT or p.dtype == "bfloat16":
+        _constant(ctx, _linspace(p))
+        return
+    steps = p.num - 1 if p.endpoint else p.num
+    step = (p.stop - p.start) / steps if steps > 0 else 0.0
+    _deliver(ctx, _affine(ctx, _index(ctx, p.num), p.start, step, np.float64), np.float64)
+
+
+attach("_linspace", _linspace_onnx)
+
+
+def _eye_onnx(ctx) -> None:
+    """A constant; above FOLD_LIMIT, ``EyeLike`` (k) on a zero matrix, float32 then cast for
+    the dtypes onnxruntime's EyeLike lacks."""
+    p = ctx.params
+    n, m = _eye_shape(p, [])[1][0]
+    if n * m <= FOLD_LIMIT:
+        _constant(ctx, _eye(p))
+        return
+    from onnx import numpy_helper
+
+    dt = _np_dtype(p.dtype)
+    work = dt if dt in (np.float32, np.float64, np.int32, np.int64) else np.dtype(np.float32)
+    zeros = ctx.make("ConstantOfShape", [ctx.ints([n, m], "shape")],
+                     value=numpy_helper.from_array(np.zeros(1, work), "value"))
+    _deliver(ctx, ctx.make("EyeLike", [zeros], k=p.k), work)
+
+
+attach("_eye", _eye_onnx)

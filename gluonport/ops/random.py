@@ -13,6 +13,10 @@ parameters and errors follow MXNet 1.9.1 (``src/operator/random/``):
   ``negative_binomial(k, p)`` counts failures before ``k`` successes (mean ``k(1-p)/p``);
   ``generalized_negative_binomial(mu, alpha)`` has mean ``mu``, variance ``mu + alpha mu^2``;
 * invalid parameters raise (``scale`` must be > 0, ``low <= high``...), as MXNet's CHECKs do.
+
+ONNX export (:mod:`gluonport.ops._random_onnx`): uniform, normal, exponential (all three
+forms), randint, multinomial and shuffle, built on ONNX's uniform/normal generators; gamma,
+Poisson and the negative binomials have none (``no_onnx``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ from .registry import OpDef, register
 __all__ = ["DISTRIBUTIONS"]
 
 _REAL = ("float16", "float32", "float64")
-_NO_ONNX = "random sampling is exported only for uniform and normal"
+EXPORTED = ("uniform", "normal", "exponential")
+"""Distributions with an ONNX lowering (gluonport/ops/_random_onnx.py)."""
+_NO_ONNX = ("ONNX has no gamma or Poisson sampler (MXNet's samplers are rejection loops); "
+            "exported are uniform, normal, exponential, randint, multinomial and shuffle")
 
 
 def _rng() -> np.random.Generator:
@@ -163,7 +170,7 @@ def _register_random(distr: str, aliases: tuple[str, ...]) -> None:
     register(OpDef(op, params=_random_params(fields), inputs=(),
                    compute=_random_compute(op, distr, [n for n, _ in fields]),
                    infer_shape=_no_input_shape, infer_type=_no_input_type("float32"),
-                   aliases=aliases, no_onnx=None if distr in ("uniform", "normal") else _NO_ONNX))
+                   aliases=aliases, no_onnx=None if distr in EXPORTED else _NO_ONNX))
 
 
 def _register_like(distr: str) -> None:
@@ -175,7 +182,7 @@ def _register_like(distr: str) -> None:
         return _draw(op, distr, data.shape, [getattr(p, n) for n in names], data.dtype)
 
     register(OpDef(op, params=dict(fields), compute=compute,
-                   no_onnx=None if distr in ("uniform", "normal") else _NO_ONNX))
+                   no_onnx=None if distr in EXPORTED else _NO_ONNX))
 
 
 # --- _sample_X: one distribution per element of the parameter arrays --------------------------
@@ -210,7 +217,8 @@ def _register_sample(distr: str) -> None:
 
     register(OpDef(op, params={"shape": Shape(()), "dtype": Optional(DType(choices=_REAL))},
                    inputs=inputs, compute=compute, infer_shape=_sample_shape,
-                   infer_type=_sample_type, aliases=(f"sample_{distr}",), no_onnx=_NO_ONNX))
+                   infer_type=_sample_type, aliases=(f"sample_{distr}",),
+                   no_onnx=None if distr in EXPORTED else _NO_ONNX))
 
 
 for _distr in DISTRIBUTIONS:
@@ -237,8 +245,7 @@ register(OpDef(
     "_random_randint",
     params=_random_params((("low", Int()), ("high", Int())), dtype_choices=("int32", "int64")),
     inputs=(), compute=_randint, infer_shape=_no_input_shape,
-    infer_type=_no_input_type("int32"), aliases=("random_randint", "_npi_random_randint"),
-    no_onnx=_NO_ONNX))
+    infer_type=_no_input_type("int32"), aliases=("random_randint", "_npi_random_randint")))
 
 
 # --- multinomial and shuffle ------------------------------------------------------------------
@@ -296,5 +303,7 @@ def _shuffle(p, data: np.ndarray) -> np.ndarray:
     return data[_rng().permutation(data.shape[0])] if data.ndim else data.copy()
 
 
-register(OpDef("_shuffle", compute=_shuffle, aliases=("shuffle", "_npi_shuffle"),
-               no_onnx=_NO_ONNX))
+register(OpDef("_shuffle", compute=_shuffle, aliases=("shuffle", "_npi_shuffle")))
+
+
+from . import _random_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)

@@ -14,6 +14,14 @@ MXNet 1.9.1's semantics, checked against the real library (``tests/golden/ops/un
 * ``Cast`` converts like C (``-1.7 -> -1``, uint8 wraps through int32).
 
 ``erf``, ``erfinv``, ``gamma`` and ``gammaln`` come from :mod:`gluonport.ops._special` (numpy only).
+
+ONNX export: each table row carries its lowering (:mod:`gluonport.ops._onnx_math`,
+:mod:`gluonport.ops._onnx_special`), run in MXNet's work dtype between Casts. ONNX has no ErfInv,
+Gamma or LGamma, and onnxruntime no float64 kernel for most trigonometric and hyperbolic ops:
+those are compositions accurate to a few ulps in float64. ``Cast`` to bfloat16 is refused
+(gluonport's bfloat16 is raw uint16 bits). Conversions of NaN or out-of-range floats to integers
+are the runtime's ``Cast``: onnxruntime 1.31 on x86 gives MXNet's integer minimum, 1.16
+saturates.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import numpy as np
 
 from .. import dtypes
 from ..attrs import Bool, DType, Float, Int
+from . import _onnx_math as M
+from . import _onnx_special as S
 from . import _special
 from .registry import OpDef, register
 
@@ -82,6 +92,29 @@ def unary(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "",
     return register(OpDef(name, compute=lambda p, x: fn(x), aliases=aliases, doc=doc, **extra))
 
 
+def math_onnx(lower: M.Unary) -> Callable:
+    """Export handler for a ``math_unary`` op: the input cast to MXNet's work dtype (float32
+    for float16, float64 for integers, or float64 throughout for a lowering marked
+    ``in_double``), ``lower`` there, then cast back (``Cast`` converts like C on onnxruntime)."""
+
+    def handler(ctx) -> None:
+        g = M.Builder(ctx)
+        work = M.math_work(ctx.dtype, getattr(lower, "double", False))
+        g.out(lower(g, g.input(0, work), work), work)
+
+    return handler
+
+
+def native_onnx(lower: M.Native) -> Callable:
+    """Export handler for an op computed in the input's own dtype."""
+
+    def handler(ctx) -> None:
+        g = M.Builder(ctx)
+        g.out(lower(g, ctx.inputs[0], np.dtype(ctx.dtype)), ctx.dtype)
+
+    return handler
+
+
 def _round_half_away(x: np.ndarray) -> np.ndarray:
     """C's ``round``: halves go away from zero (numpy's ``rint`` goes to even)."""
     t = np.trunc(x)
@@ -112,63 +145,68 @@ def _logical_not(x: np.ndarray) -> np.ndarray:
 _DEG = 180.0 / np.pi
 _RAD = np.pi / 180.0
 
-_MATH: list[tuple[str, ArrayFn, tuple[str, ...]]] = [
-    # (name, numpy function on float arrays, MXNet 1.9.1's aliases)
-    ("abs", np.abs, ("_sparse_abs",)),
-    ("round", _round_half_away, ("_sparse_round",)),
-    ("rint", _rint_half_down, ("_sparse_rint",)),
-    ("ceil", np.ceil, ("_sparse_ceil",)),
-    ("floor", np.floor, ("_sparse_floor",)),
-    ("trunc", np.trunc, ("_sparse_trunc",)),
-    ("fix", np.trunc, ("_sparse_fix",)),
-    ("sqrt", np.sqrt, ("_sparse_sqrt",)),
-    ("rsqrt", lambda x: 1.0 / np.sqrt(x), ("_sparse_rsqrt",)),
-    ("cbrt", np.cbrt, ("_sparse_cbrt",)),
-    ("rcbrt", lambda x: 1.0 / np.cbrt(x), ()),
-    ("exp", np.exp, ("_sparse_exp",)),
-    ("log", np.log, ("_sparse_log",)),
-    ("log10", np.log10, ("_sparse_log10",)),
-    ("log2", np.log2, ("_sparse_log2",)),
-    ("log1p", np.log1p, ("_sparse_log1p",)),
-    ("expm1", np.expm1, ("_sparse_expm1",)),
-    ("sin", np.sin, ("_sparse_sin",)),
-    ("cos", np.cos, ("_sparse_cos",)),
-    ("tan", np.tan, ("_sparse_tan",)),
-    ("arcsin", np.arcsin, ("_sparse_arcsin",)),
-    ("arccos", np.arccos, ("_sparse_arccos",)),
-    ("arctan", np.arctan, ("_sparse_arctan",)),
-    ("sinh", np.sinh, ("_sparse_sinh",)),
-    ("cosh", np.cosh, ("_sparse_cosh",)),
-    ("tanh", np.tanh, ("_sparse_tanh",)),
-    ("arcsinh", np.arcsinh, ("_sparse_arcsinh",)),
-    ("arccosh", np.arccosh, ("_sparse_arccosh",)),
-    ("arctanh", np.arctanh, ("_sparse_arctanh",)),
-    ("degrees", lambda x: x * x.dtype.type(_DEG), ("_sparse_degrees",)),
-    ("radians", lambda x: x * x.dtype.type(_RAD), ("_sparse_radians",)),
-    ("gamma", _special.gamma, ("_npx_gamma", "_sparse_gamma")),
-    ("gammaln", _special.lgamma, ("_npx_gammaln", "_sparse_gammaln")),
-    ("erf", _special.erf, ("_npx_erf",)),
-    ("erfinv", _special.erfinv, ("_npx_erfinv",)),
-    ("reciprocal", lambda x: 1.0 / x, ()),
-    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), ("_sparse_sigmoid",)),
-    ("softsign", lambda x: x / (1.0 + np.abs(x)), ()),
+_op = M.unary_op
+_MATH: list[tuple[str, ArrayFn, tuple[str, ...], M.Unary]] = [
+    # (name, numpy function on float arrays, MXNet 1.9.1's aliases, ONNX lowering)
+    ("abs", np.abs, ("_sparse_abs",), _op("Abs")),
+    ("round", _round_half_away, ("_sparse_round",), M.round_away),
+    ("rint", _rint_half_down, ("_sparse_rint",), M.rint_down),
+    ("ceil", np.ceil, ("_sparse_ceil",), _op("Ceil")),
+    ("floor", np.floor, ("_sparse_floor",), _op("Floor")),
+    ("trunc", np.trunc, ("_sparse_trunc",), M.trunc),
+    ("fix", np.trunc, ("_sparse_fix",), M.trunc),
+    ("sqrt", np.sqrt, ("_sparse_sqrt",), _op("Sqrt")),
+    ("rsqrt", lambda x: 1.0 / np.sqrt(x), ("_sparse_rsqrt",),
+     lambda g, x, w: g("Reciprocal", g("Sqrt", x))),
+    ("cbrt", np.cbrt, ("_sparse_cbrt",), M.in_double(M.cbrt)),
+    ("rcbrt", lambda x: 1.0 / np.cbrt(x), (), M.in_double(M.rcbrt)),
+    ("exp", np.exp, ("_sparse_exp",), _op("Exp")),
+    ("log", np.log, ("_sparse_log",), _op("Log")),
+    ("log10", np.log10, ("_sparse_log10",), M.log_exact(10.0)),
+    ("log2", np.log2, ("_sparse_log2",), M.log_exact(2.0)),
+    ("log1p", np.log1p, ("_sparse_log1p",), M.log1p),
+    ("expm1", np.expm1, ("_sparse_expm1",), M.expm1),
+    ("sin", np.sin, ("_sparse_sin",), _op("Sin")),
+    ("cos", np.cos, ("_sparse_cos",), _op("Cos")),
+    ("tan", np.tan, ("_sparse_tan",), _op("Tan", S.tan64)),
+    ("arcsin", np.arcsin, ("_sparse_arcsin",), _op("Asin", S.asin64)),
+    ("arccos", np.arccos, ("_sparse_arccos",), _op("Acos", S.acos64)),
+    ("arctan", np.arctan, ("_sparse_arctan",), _op("Atan", S.atan64)),
+    ("sinh", np.sinh, ("_sparse_sinh",), _op("Sinh", S.sinh64)),
+    ("cosh", np.cosh, ("_sparse_cosh",), _op("Cosh", S.cosh64)),
+    ("tanh", np.tanh, ("_sparse_tanh",), _op("Tanh")),
+    ("arcsinh", np.arcsinh, ("_sparse_arcsinh",), _op("Asinh", S.asinh64)),
+    ("arccosh", np.arccosh, ("_sparse_arccosh",), _op("Acosh", S.acosh64)),
+    ("arctanh", np.arctanh, ("_sparse_arctanh",), _op("Atanh", S.atanh64)),
+    ("degrees", lambda x: x * x.dtype.type(_DEG), ("_sparse_degrees",), M.scale(_DEG)),
+    ("radians", lambda x: x * x.dtype.type(_RAD), ("_sparse_radians",), M.scale(_RAD)),
+    ("gamma", _special.gamma, ("_npx_gamma", "_sparse_gamma"),
+     M.in_double(lambda g, x, w: S.gamma64(g, x))),
+    ("gammaln", _special.lgamma, ("_npx_gammaln", "_sparse_gammaln"),
+     M.in_double(lambda g, x, w: S.gammaln64(g, x))),
+    ("erf", _special.erf, ("_npx_erf",),
+     lambda g, x, w: S.erf64(g, x) if w == M.F64 else M.erf32(g, x, w)),
+    ("erfinv", _special.erfinv, ("_npx_erfinv",), S.erfinv),
+    ("reciprocal", lambda x: 1.0 / x, (), _op("Reciprocal")),
+    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), ("_sparse_sigmoid",), _op("Sigmoid")),
+    ("softsign", lambda x: x / (1.0 + np.abs(x)), (), M.softsign),
 ]
-for _name, _fn, _aliases in _MATH:
-    unary(_name, math_unary(_fn), _aliases)
+for _name, _fn, _aliases, _lower in _MATH:
+    unary(_name, math_unary(_fn), _aliases).to_onnx(since=13)(math_onnx(_lower))
 
-_NATIVE: list[tuple[str, ArrayFn, tuple[str, ...]]] = [
+_NATIVE: list[tuple[str, ArrayFn, tuple[str, ...], M.Native]] = [
     # computed in the dtype itself (MXNet's kernels do not go through math::)
-    ("negative", np.negative, ("_sparse_negative",)),
-    ("square", np.square, ("_sparse_square",)),
-    ("sign", _sign, ("_sparse_sign",)),
-    ("relu", _relu, ("_sparse_relu",)),
-    ("logical_not", _logical_not, ()),
-    ("_copy", lambda x: x.copy(), ("identity",)),
-    ("zeros_like", np.zeros_like, ("_sparse_zeros_like",)),
-    ("ones_like", np.ones_like, ()),
+    ("negative", np.negative, ("_sparse_negative",), M.negative),
+    ("square", np.square, ("_sparse_square",), lambda g, x, dt: M.arith("Mul")(g, x, x, dt)),
+    ("sign", _sign, ("_sparse_sign",), M.sign),
+    ("relu", _relu, ("_sparse_relu",), M.relu),
+    ("logical_not", _logical_not, (), M.logical_not),
+    ("_copy", lambda x: x.copy(), ("identity",), lambda g, x, dt: g("Identity", x)),
+    ("zeros_like", np.zeros_like, ("_sparse_zeros_like",), M.fill_like(0)),
+    ("ones_like", np.ones_like, (), M.fill_like(1)),
 ]
-for _name, _fn, _aliases in _NATIVE:
-    unary(_name, _fn, _aliases)
+for _name, _fn, _aliases, _lower in _NATIVE:
+    unary(_name, _fn, _aliases).to_onnx(since=13)(native_onnx(_lower))
 
 
 def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
@@ -181,8 +219,23 @@ def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
     return np.where(out < 0, work(0), out).astype(x.dtype, copy=False)
 
 
+def _hard_sigmoid_onnx(ctx) -> None:
+    """``HardSigmoid`` (float32 alpha/beta; float16 computed in float32); float64, which has no
+    onnxruntime kernel, as ``Clip(alpha x + beta, 0, 1)`` (NaN passes through both)."""
+    p, g = ctx.params, M.Builder(ctx)
+    work = M.F64 if ctx.dtype == M.F64 else M.F32
+    alpha, beta = float(np.float32(p.alpha)), float(np.float32(p.beta))
+    x = g.input(0, work)
+    if work == M.F32:
+        y = g("HardSigmoid", x, alpha=alpha, beta=beta)
+    else:
+        y = g("Clip", g("Add", g("Mul", x, g.k(alpha, work)), g.k(beta, work)),
+              g.k(0, work), g.k(1, work))
+    g.out(y, work)
+
+
 register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
-               compute=_hard_sigmoid))
+               compute=_hard_sigmoid)).to_onnx(since=13)(_hard_sigmoid_onnx)
 
 
 def _clip(p, x: np.ndarray) -> np.ndarray:
@@ -192,8 +245,24 @@ def _clip(p, x: np.ndarray) -> np.ndarray:
     return np.where(x > hi, hi, np.where(x < lo, lo, x))
 
 
+def _clip_onnx(ctx) -> None:
+    """``Clip`` with the bounds converted to the dtype (inputs, so integers work from opset 13);
+    when ``a_min > a_max`` (or a bound is NaN) MXNet's order of tests, which Clip does not
+    follow, as two Wheres."""
+    p, g = ctx.params, M.Builder(ctx)
+    dt = np.dtype(ctx.dtype)
+    lo = c_cast(np.asarray(p.a_min, np.float64), dt)
+    hi = c_cast(np.asarray(p.a_max, np.float64), dt)
+    if lo <= hi:
+        g.out(g("Clip", ctx.inputs[0], g.k(lo, dt), g.k(hi, dt)), dt)
+        return
+    work = np.dtype(np.int32) if dt.kind in "iu" and dt.itemsize < 4 else dt  # no int8 Where
+    x, klo, khi = g.input(0, work), g.k(lo, work), g.k(hi, work)
+    g.out(g.where(g("Greater", x, khi), khi, g.where(g("Less", x, klo), klo, x)), work)
+
+
 register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
-               aliases=("_npi_clip", "_sparse_clip")))
+               aliases=("_npi_clip", "_sparse_clip"))).to_onnx(since=13)(_clip_onnx)
 
 
 # --- casts ------------------------------------------------------------------------------------
@@ -209,9 +278,23 @@ def _cast_type(p, in_types):
     return in_types, [dtypes.to_numpy(p.dtype)]
 
 
+def _cast_onnx(ctx) -> None:
+    """``Cast`` (C's conversion on onnxruntime: truncation, wrap-around between integers, NaN
+    is true); output ``k`` of a multi-output cast is input ``k`` converted. bfloat16 results
+    are refused: gluonport carries them as raw uint16 bits, which ONNX cannot reinterpret."""
+    if getattr(ctx.params, "dtype", None) == "bfloat16":
+        raise ctx.fail("a cast to bfloat16 cannot be exported: gluonport holds bfloat16 as "
+                       "its raw uint16 bits and ONNX has no bit-reinterpreting cast; cast to "
+                       "float16 or float32 instead")
+    g = M.Builder(ctx)
+    for k in range(len(ctx.outputs)):
+        if k == 0 or ctx.wants(k):
+            g.out(ctx.inputs[k], ctx.in_dtypes[k], k)
+
+
 register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
                compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
-               aliases=("cast", "_npi_cast", "_npx_cast")))
+               aliases=("cast", "_npi_cast", "_npx_cast"))).to_onnx(since=13)(_cast_onnx)
 
 _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
@@ -230,8 +313,7 @@ def _amp_cast(p, x: np.ndarray) -> np.ndarray:
 
 register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
                                                             if d != "bool"])},
-               compute=_amp_cast, infer_type=_amp_cast_type,
-               no_onnx="an AMP bookkeeping cast; the exporter removes it"))
+               compute=_amp_cast, infer_type=_amp_cast_type)).to_onnx(since=13)(_cast_onnx)
 
 
 def _amp_widest(p, types: list) -> np.dtype | None:
@@ -263,7 +345,7 @@ register(OpDef(
     inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
     num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
     infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
-    no_onnx="an AMP bookkeeping cast"))
+)).to_onnx(since=13)(_cast_onnx)
 
 
 # --- several inputs ---------------------------------------------------------------------------
@@ -275,8 +357,25 @@ def _add_n(p, *xs: np.ndarray) -> np.ndarray:
     return out
 
 
+def _add_n_onnx(ctx) -> None:
+    """``Sum`` for floats (added left to right, as MXNet does); integers, which Sum has no
+    kernel for, as a chain of wrapping Adds."""
+    g = M.Builder(ctx)
+    dt = np.dtype(ctx.dtype)
+    if dt.kind == "f":
+        y = g("Sum", *ctx.inputs)
+    else:
+        add = M.arith("Add")
+        y = ctx.inputs[0]
+        for x in ctx.inputs[1:]:
+            y = add(g, y, x, dt)
+    g.out(y, dt)
+
+
 register(OpDef("add_n", params={"num_args": Int()}, variadic="num_args", compute=_add_n,
-               aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n")))
+               aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n"))
+         ).to_onnx(since=13)(_add_n_onnx)
 
 register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
-               compute=lambda p, lhs, rhs: lhs.copy()))
+               compute=lambda p, lhs, rhs: lhs.copy())
+         ).to_onnx(since=13)(lambda ctx: M.Builder(ctx).out(ctx.inputs[0], ctx.dtype))
