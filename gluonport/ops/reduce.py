@@ -263,7 +263,10 @@ def deliver(ctx, y: str, k: int = 0, dtype=None) -> None:
     if dtype is not None and np.dtype(dtype) != np.dtype(ctx.out_dtypes[k] or dtype):
         y = ctx.cast_to(y, ctx.out_dtypes[k])
     last = ctx.nodes[-1] if ctx.nodes else None
-    if last is not None and list(last.output) == [y] and y not in ctx.initializers:
+    # Rename only a node this handler made: ``y`` may be one of the op's own inputs (a no-op
+    # reduction), whose producer belongs to another MXNet node and other consumers.
+    if (last is not None and list(last.output) == [y] and y not in ctx.initializers
+            and y not in ctx.inputs):
         last.output[0] = ctx.outputs[k]
     else:
         ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
