@@ -125,7 +125,9 @@ def _first_line(exc: BaseException) -> str:
     if marker in first:  # "...: Cast (n1, n2, ...); _arange (n3); ..." -> the op names
         ops = [part.split(" (", 1)[0].strip() for part in first.split(marker, 1)[1].split("; ")]
         return f"no ONNX converter for {', '.join(o for o in ops if o)}"
-    return f"{type(exc).__name__}: {first[:300]}"
+    if first.endswith(":") and len(text) > 1:  # a list follows: keep its first entries
+        first = first + " " + "; ".join(t.strip(" -*") for t in text[1:4])
+    return f"{type(exc).__name__}: {first[:400]}"
 
 
 def _node_of_unsupported(exc: BaseException) -> str | None:

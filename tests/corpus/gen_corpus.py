@@ -128,7 +128,10 @@ _add("gcv_ssd_512_mobilenet1.0_voc", _gcv("ssd_512_mobilenet1.0_voc"), (1, 3, 25
 _add("gcv_yolo3_mobilenet1.0_voc", _gcv("yolo3_mobilenet1.0_voc"), (1, 3, 256, 256),
      kind="detect")
 _add("gcv_faster_rcnn_resnet50_v1b_voc", _gcv("faster_rcnn_resnet50_v1b_voc"),
-     (1, 3, 256, 256), kind="detect", batch4=False)
+     (1, 3, 256, 256), kind="detect", batch4=False, atol=1e-4,
+     tolerance_reason="RPN box decoding of random-weight deltas (|dx| ~6) computes centres and "
+     "half-widths of ~3000 that cancel to ~200-pixel corners: float32 rounding there, fed by "
+     "~1e-5 relative conv differences, reaches ~5e-3 (checked against a float64 decode)")
 _add("gcv_center_net_resnet18_v1b_voc", _gcv("center_net_resnet18_v1b_voc"),
      (1, 3, 256, 256), kind="detect")
 # no *_resnet50_voc for DeepLab/PSP in GluonCV 0.11: the ADE20K variants are the same nets
@@ -319,7 +322,8 @@ def generate(name: str, spec: dict, out_root: str) -> dict:
     detect = spec["kind"] == "detect"
     meta = dict(name=name, kind=spec["kind"], seed=seed, inputs={"data": list(x1.shape)},
                 input_dtype="float32", labels={n: [1] for n in _labels(sym)},
-                rtol=1e-4, atol=1e-5, tolerance_reason="",
+                rtol=spec.get("rtol", 1e-4), atol=spec.get("atol", 1e-5),
+                tolerance_reason=spec.get("tolerance_reason", ""),
                 outputs=[dict(name=n, shape=list(o.shape), compare="shape" if detect
                               else "full", finite=bool(np.isfinite(o).all()),
                               max_abs=float(np.abs(o).max()) if o.size else 0.0)

@@ -32,12 +32,17 @@ def _gate() -> None:
 
 def _run(check: str, name: str) -> None:
     _gate()
+    skip = failure = None
     try:
         C.CHECK_FUNCS[check](name)
     except C.CorpusSkip as exc:
-        pytest.skip(f"{name}: {exc}")
+        skip = f"{name}: {exc}"
     except C.CorpusFailure as exc:
-        pytest.fail(str(exc), pytrace=False)
+        failure = str(exc)
+    if skip:
+        pytest.skip(skip)
+    if failure:
+        pytest.fail(failure, pytrace=False)
 
 
 PARAMS = NAMES or ["<no corpus>"]
