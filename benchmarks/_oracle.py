@@ -59,10 +59,11 @@ def model_files(name: str, shape: tuple[int, ...]) -> str:
     return prefix
 
 
-def time_mxnet(prefix: str, shape: tuple[int, ...], iters: int = 20, warmup: int = 3
-               ) -> dict | None:
+def time_mxnet(prefix: str, shape: tuple[int, ...], iters: int = 20, warmup: int = 3,
+               raw: bool = False) -> dict | list[float] | None:
     """MXNet 1.9.1 hybridized (static_alloc/static_shape) latency on the same files:
-    ``{"median_ms": .., "p90_ms": ..}``, or None without the oracle."""
+    ``{"median_ms": .., "p90_ms": ..}`` (``raw``: the list of per-call ms), or None without
+    the oracle."""
     if not have_oracle():
         return None
     out = _run(f"""
@@ -77,9 +78,11 @@ def time_mxnet(prefix: str, shape: tuple[int, ...], iters: int = 20, warmup: int
         for _ in range({iters}):
             t0 = time.perf_counter(); net(x).wait_to_read(); ts.append(time.perf_counter() - t0)
         print(json.dumps({{"median_ms": float(np.median(ts) * 1e3),
-                          "p90_ms": float(np.percentile(ts, 90) * 1e3)}}))
+                          "p90_ms": float(np.percentile(ts, 90) * 1e3),
+                          "all_ms": [t * 1e3 for t in ts]}}))
     """)
-    return json.loads(out.strip().splitlines()[-1])
+    res = json.loads(out.strip().splitlines()[-1])
+    return res.pop("all_ms") if raw else res
 
 
 def time_mxnet_export(prefix: str, shape: tuple[int, ...], repeat: int = 3) -> float | None:

@@ -40,7 +40,7 @@ class GraphPlan:
     compute before anything runs.
     """
 
-    def __init__(self, symbol: Any):
+    def __init__(self, symbol: Any, fuse: bool = True):
         outputs = list(symbol._outputs)
         order = topo_order(n for n, _ in outputs)
         check_supported(order, "run")
@@ -67,6 +67,11 @@ class GraphPlan:
         self._unsized = [k for k, st in enumerate(self.steps)
                          if not st.in_slots and _shape_unknown(st.params)]
         self._sized: tuple[Any, dict[int, Any]] = (None, {})
+        #: Inference runs (no monitor) let BatchNorm/relu/clip/elemwise_add overwrite a dead
+        #: intermediate input (:mod:`gluonport._fusion`; bit-identical results). False runs
+        #: every op on fresh buffers.
+        self.fuse = fuse
+        self._fused: list[Any] | None = None
 
     def _plan_frees(self) -> None:
         last_use: dict[int, int] = {}
@@ -91,18 +96,13 @@ class GraphPlan:
             except KeyError:
                 raise GraphError(f"no value for input {name!r}; bind or pass every one of "
                                  f"{sorted(self.var_slots)}") from None
+        fast = self.fuse and not is_train and monitor is None and not self._unsized
+        steps = self._fused_steps() if fast else self.steps
         sized = self._sized_params(feed) if self._unsized else {}
-        for k, step in enumerate(self.steps):
+        for k, step in enumerate(steps):
             args = [values[s] for s in step.in_slots]
-            try:
-                outs = step.op.run(sized.get(k, step.params) if sized else step.params, args,
-                                   is_train)
-            except GluonportError as exc:
-                raise type(exc)(f"node {step.node.name!r} ({step.op.name}): {exc}") from None
-            except (ValueError, IndexError, TypeError) as exc:
-                shapes = ", ".join(str(a.shape) for a in args)
-                raise ShapeError(f"node {step.node.name!r} ({step.op.name}) failed on inputs "
-                                 f"of shapes [{shapes}]: {exc}") from exc
+            outs = _run_step(step, sized.get(k, step.params) if sized else step.params, args,
+                             is_train)
             if len(outs) < step.n_out:
                 outs = list(outs) + [None] * (step.n_out - len(outs))
             values[step.out_base:step.out_base + step.n_out] = outs[:step.n_out]
@@ -112,6 +112,14 @@ class GraphPlan:
                 values[s] = None
         return [values[s] for s in self.out_slots]
 
+
+    def _fused_steps(self) -> list[Any]:
+        if self._fused is None:
+            from ._fusion import fuse_steps
+
+            keep = set(self.out_slots) | set(self.var_slots.values())
+            self._fused = fuse_steps(self.steps, keep)
+        return self._fused
 
     def _sized_params(self, feed: Mapping[str, np.ndarray]) -> dict[int, Any]:
         """Params of the unsized creation steps with the shapes graph inference gives for
@@ -132,6 +140,18 @@ class GraphPlan:
                 out[k] = Params({**step.params.as_dict(), "shape": tuple(shape)})
         self._sized = (sig, out)
         return out
+
+
+def _run_step(step: Any, params: Any, args: list[Any], is_train: bool) -> list[Any]:
+    """One step's outputs; op failures are re-raised naming the node."""
+    try:
+        return step.op.run(params, args, is_train)
+    except GluonportError as exc:
+        raise type(exc)(f"node {step.node.name!r} ({step.op.name}): {exc}") from None
+    except (ValueError, IndexError, TypeError) as exc:
+        shapes = ", ".join(str(a.shape) for a in args)
+        raise ShapeError(f"node {step.node.name!r} ({step.op.name}) failed on inputs "
+                         f"of shapes [{shapes}]: {exc}") from exc
 
 
 def _shape_unknown(params: Any) -> bool:

@@ -22,10 +22,12 @@ MXNet 1.9.1 semantics kept here:
   as in MXNet (which also stamps it on a user-given second input; that side effect is not
   copied).
 
-The compute is BLAS-backed: an im2col matrix built by contiguous row copies from a padded
-(and, for strides, phase-split) input, then one matmul per group (:func:`conv_nd`); 1x1
-convolutions are a single matmul; Deconvolution is one matmul followed by a col2im
-accumulation with one strided add per kernel tap (:func:`deconv_nd`).
+The compute is BLAS-backed: an im2col matrix copied in one go from a strided view of the
+padded input (every kernel tap of every output position), then one matmul per group
+(:func:`conv_nd`); 1x1 convolutions are a single matmul; depthwise convolutions (one filter per
+channel) multiply-accumulate one flat slice per kernel tap; Deconvolution is one
+matmul followed by a col2im accumulation with one strided add per kernel tap
+(:func:`deconv_nd`).
 
 ONNX export (opset 13+): ``Conv``/``ConvTranspose`` with MXNet's pads, dilations and groups
 (``adj`` and ``target_shape`` become pads and ``output_padding`` exactly as MXNet's InferPad
@@ -262,6 +264,27 @@ def _conv_1x1(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarr
     return out.reshape(n, f, *out_sp)
 
 
+def _padded(x: np.ndarray, g: Geometry) -> np.ndarray:
+    """``x`` with ``g.pad`` zeros on both sides of every spatial axis (``x`` itself if none)."""
+    if not any(g.pad):
+        return x
+    n, c, *sp = x.shape
+    out = np.zeros((n, c, *(s + 2 * p for s, p in zip(sp, g.pad))), x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(g.pad, sp))] = x
+    return out
+
+
+def _windows(xp: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+    """The read-only (N, C, *kernel, *out_sp) view of the padded input whose element
+    ``[n, c, k..., o...]`` is ``xp[n, c, o*stride + k*dilate ...]``: every tap of every output
+    position, without copying."""
+    sp_strides = xp.strides[2:]
+    return np.lib.stride_tricks.as_strided(
+        xp, (*xp.shape[:2], *g.kernel, *out_sp),
+        (*xp.strides[:2], *(d * s for d, s in zip(g.dilate, sp_strides)),
+         *(t * s for t, s in zip(g.stride, sp_strides))), writeable=False)
+
+
 def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
     """Pad ``x`` and split it into stride phases: returns ``P`` of shape (N, C, R, prod(Q)),
     the phase-image dims Q, and per tap its phase index and flat offset.
@@ -293,49 +316,48 @@ def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
     return flat, q_dims, taps
 
 
-def _im2col(flat, q_dims, taps, g: Geometry, length: int) -> np.ndarray:
-    """The (N, C, taps, L) column buffer: row (c, tap) is a contiguous slice of ``flat``."""
-    n, c = flat.shape[:2]
-    if all(s == 1 for s in g.stride):  # one phase: the taps form a regular strided view
-        it = flat.itemsize
-        fs = [int(np.prod(q_dims[i + 1:])) * it for i in range(g.nd)]
-        view = np.lib.stride_tricks.as_strided(
-            flat, (n, c, *g.kernel, length),
-            (flat.strides[0], flat.strides[1], *(d * f for d, f in zip(g.dilate, fs)), it),
-            writeable=False)
-        return np.ascontiguousarray(view).reshape(n, c, len(taps), length)
-    col = np.empty((n, c, len(taps), length), flat.dtype)
+def _depthwise(x, w, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+    """One filter per channel (MobileNet's 3x3s): a multiply-accumulate per kernel tap, each tap
+    one contiguous slice of the flat phase image (full-width rows, cropped at the end), into
+    one scratch buffer: no im2col and no loop over channels."""
+    flat, q_dims, taps = _phase_split(x, g, out_sp)
+    n, c = x.shape[:2]
+    length = out_sp[0] * int(np.prod(q_dims[1:]))
+    wt = w.reshape(c, len(taps), 1).astype(np.result_type(x, w), copy=False)
+    out = np.empty((n, c, length), wt.dtype)
+    tmp = np.empty_like(out)
     for i, (r, off) in enumerate(taps):
-        col[:, :, i] = flat[:, :, r, off:off + length]
-    return col
+        if i == 0:
+            np.multiply(wt[:, i], flat[:, :, r, off:off + length], out=out)
+        else:
+            np.multiply(wt[:, i], flat[:, :, r, off:off + length], out=tmp)
+            out += tmp
+    full = out.reshape(n, c, out_sp[0], *q_dims[1:])
+    return np.ascontiguousarray(full[(slice(None),) * 3 + tuple(slice(0, o)
+                                                                 for o in out_sp[1:])])
 
 
 def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
-    flat, q_dims, taps = _phase_split(x, g, out_sp)
+    """im2col + one matmul per group: the column buffer (N, C*taps, prod(out_sp)) is a single
+    copy of the strided window view, already in the exact output size (nothing to crop)."""
     n, c = x.shape[:2]
-    f, t = w.shape[0], len(taps)
-    length = out_sp[0] * int(np.prod(q_dims[1:]))
-    if groups == c and f == c:  # depthwise: multiply-accumulate per tap, no im2col
-        wt = w.reshape(c, t, 1)
-        out = np.zeros((n, c, length), np.result_type(x, w))
-        for i, (r, off) in enumerate(taps):
-            out += wt[:, i] * flat[:, :, r, off:off + length]
-    else:
-        col = _im2col(flat, q_dims, taps, g, length)
-        cg = c // groups
-        out = np.matmul(w.reshape(groups, f // groups, cg * t),
-                        col.reshape(n, groups, cg * t, length))
-    full = out.reshape(n, f, out_sp[0], *q_dims[1:])
-    return full[(slice(None),) * 3 + tuple(slice(0, o) for o in out_sp[1:])]
+    f = w.shape[0]
+    if groups == c and f == c:
+        return _depthwise(x, w, g, out_sp)
+    view = _windows(_padded(x, g), g, out_sp)
+    cg, t = c // groups, int(np.prod(g.kernel))
+    col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
+    out = np.matmul(w.reshape(groups, f // groups, cg * t), col)
+    return out.reshape(n, f, *out_sp)
 
 
 def _conv_chunks(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
     """Run the im2col path over batch chunks so the column buffer stays bounded."""
     n, c = x.shape[:2]
-    per_item = c * int(np.prod(g.kernel)) * int(np.prod(x.shape[2:]) + 1) * x.itemsize * 2
+    per_item = c * int(np.prod(g.kernel)) * int(np.prod(out_sp)) * x.itemsize
     step = max(1, _COL_BUDGET // max(per_item, 1))
     if step >= n:
-        return np.ascontiguousarray(_conv_general(x, w, g, groups, out_sp))
+        return _conv_general(x, w, g, groups, out_sp)
     parts = [_conv_general(x[i:i + step], w, g, groups, out_sp) for i in range(0, n, step)]
     return np.concatenate(parts, axis=0)
 

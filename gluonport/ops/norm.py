@@ -51,7 +51,7 @@ from .nn import (
 )
 from .registry import OpDef, register
 
-__all__: list[str] = []
+__all__ = ["bn_infer"]
 
 # MXNet declares these defaults as C++ float literals; keep the float32-rounded values.
 _EPS_1E3 = float(np.float32(1e-3))
@@ -98,26 +98,35 @@ def _bn_type(p, in_types: list) -> tuple[list, list]:
     return [np.dtype(data)] + [pd] * (len(in_types) - 1), [np.dtype(data), pd, pd]
 
 
-def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool) -> np.ndarray:
+def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool,
+                  out: np.ndarray | None = None) -> np.ndarray:
     """``(x - mean) * invstd * gamma + beta`` with per-channel vectors along ``axis``.
 
     Folded per channel into ``x * scale + shift`` (two passes over the data, not three).
+    ``out`` (the executor passes ``x`` itself when nothing else reads it) receives the result
+    when it has the working dtype; the arithmetic is the same either way.
     """
     wd = np.result_type(work_dtype(x.dtype), mean.dtype)
     scale = invstd.astype(wd) if fix_gamma else invstd.astype(wd) * gamma.astype(wd)
     shift = beta.astype(wd) - mean.astype(wd) * scale
-    out = x.astype(wd, copy=False) * _channel_view(scale, x.ndim, axis)
+    if out is not None and out.dtype == wd == x.dtype:
+        np.multiply(x, _channel_view(scale, x.ndim, axis), out=out)
+    else:
+        out = x.astype(wd, copy=False) * _channel_view(scale, x.ndim, axis)
     out += _channel_view(shift, x.ndim, axis)
     return out.astype(x.dtype, copy=False)
 
 
-def _bn_infer(op: str, axis: int, p, x, gamma, beta, mm, mv) -> tuple:
+def bn_infer(op: str, axis: int, p, x, gamma, beta, mm, mv,
+             out: np.ndarray | None = None) -> tuple:
+    """BatchNorm at inference: ``(normalised x, moving_mean copy, invstd)``; ``out`` as in
+    :func:`_bn_normalize` (the executor's in-place form; the result is the same)."""
     require_float(op, x)
     _bn_shape_at(axis, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
     ax = norm_axis(axis, x.ndim, "channel axis")
     invstd = (1.0 / np.sqrt(mv.astype(np.float64) + p.eps)).astype(mv.dtype)
-    out = _bn_normalize(x, gamma, beta, mm, invstd, ax, p.fix_gamma)
-    return out, mm.copy(), invstd
+    y = _bn_normalize(x, gamma, beta, mm, invstd, ax, p.fix_gamma, out)
+    return y, mm.copy(), invstd
 
 
 def _batch_moments(x: np.ndarray, ax: int, pd: np.dtype) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +140,7 @@ def _batch_moments(x: np.ndarray, ax: int, pd: np.dtype) -> tuple[np.ndarray, np
 def _bn_train(op: str, axis: int, p, x, gamma, beta, mm, mv, plain_var: bool) -> tuple:
     """Training mode: batch statistics (biased variance) unless ``use_global_stats``."""
     if p.use_global_stats:
-        return _bn_infer(op, axis, p, x, gamma, beta, mm, mv)
+        return bn_infer(op, axis, p, x, gamma, beta, mm, mv)
     require_float(op, x)
     _bn_shape_at(axis, [x.shape, gamma.shape, beta.shape, mm.shape, mv.shape])
     ax = norm_axis(axis, x.ndim, "channel axis")
@@ -154,7 +163,7 @@ register(OpDef(
     inputs=_BN_INPUTS, aux=(3, 4), num_outputs=3, num_visible_outputs=_bn_n_visible,
     output_names=("output", "mean", "var"),
     infer_shape=lambda p, s: _bn_shape_at(p.axis, s), infer_type=_bn_type,
-    compute=lambda p, *a: _bn_infer("BatchNorm", p.axis, p, *a),
+    compute=lambda p, *a: bn_infer("BatchNorm", p.axis, p, *a),
     train_compute=lambda p, *a: _bn_train("BatchNorm", p.axis, p, *a, plain_var=False),
     aliases=("_npx_batch_norm",),
     doc="(x - mean) / sqrt(var + eps) * gamma + beta per channel (axis); inference uses the "
@@ -168,7 +177,7 @@ register(OpDef(
     inputs=_BN_INPUTS, aux=(3, 4), num_outputs=3, num_visible_outputs=_bn_n_visible,
     output_names=("output", "mean", "var"),
     infer_shape=lambda p, s: _bn_shape_at(1, s), infer_type=_bn_type,
-    compute=lambda p, *a: _bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
+    compute=lambda p, *a: bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
     train_compute=lambda p, *a: _bn_train("_contrib_SyncBatchNorm", 1, p, *a, plain_var=True),
     doc="BatchNorm synchronised across devices in training; on one device (and at inference) "
         "the same math as BatchNorm with the channel on axis 1."))
