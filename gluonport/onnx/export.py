@@ -23,6 +23,7 @@ from ..symbol import load as sym_load
 from ..symbol._graph import Node, label_inputs, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
+from ._stream import write_model
 from .opset import check_opset, ir_version_for
 
 __all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
@@ -228,13 +229,29 @@ def _dynamic_axes(g_data: list[Node], dynamic: bool, dynamic_input_shapes: Any,
     return out
 
 
+_SMALL = 1024  # bytes: initializers up to this size stay in the skeleton (shape constants)
+
+
 def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any = None,
                   in_types: Any = np.float32, opset_version: int | None = None,
                   dynamic: bool = False, dynamic_input_shapes: Any = None,
                   dynamic_axes: Mapping[str, Any] | None = None,
                   metadata: Mapping[str, str] | None = None) -> Any:
-    """Convert to an ``onnx.ModelProto`` (not written; see :func:`export_model`)."""
-    import onnx
+    """Convert to an ``onnx.ModelProto`` (not written or checked; see :func:`export_model`)."""
+    skeleton, weights = _build(sym, params, in_shapes, in_types, opset_version, dynamic,
+                               dynamic_input_shapes, dynamic_axes, metadata)
+    return _attach_weights(skeleton, weights)
+
+
+def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_version: int | None,
+           dynamic: bool, dynamic_input_shapes: Any, dynamic_axes: Mapping[str, Any] | None,
+           metadata: Mapping[str, str] | None) -> tuple[Any, list[tuple[str, np.ndarray]]]:
+    """The model without its large initializers (the "skeleton"), and those initializers.
+
+    Checking and shape inference run on the skeleton, where the large initializers are
+    declared as graph inputs instead: protobuf copies every tensor it touches, and a 100 MB
+    model would otherwise be copied and re-serialized by each pass.
+    """
     from onnx import helper, numpy_helper
 
     opset = check_opset(opset_version)
@@ -259,15 +276,17 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
     outputs = [tnames[(id(n), i)] for n, i in sym._outputs]
     ctx.nodes = _live_nodes(ctx.nodes, set(outputs))
     used = {i for n in ctx.nodes for i in n.input}
-    inits = [numpy_helper.from_array(np.ascontiguousarray(v), name)
-             for name, v in ctx.param_values.items() if name in used]
-    inits += [numpy_helper.from_array(np.asarray(v), name)
-              for name, v in ctx.initializers.items() if name in used or name in outputs]
+    weights = [(name, np.asarray(v)) for name, v in ctx.param_values.items() if name in used]
+    weights += [(name, np.asarray(v)) for name, v in ctx.initializers.items()
+                if name in used or name in outputs]
+    small = [numpy_helper.from_array(v, name) for name, v in weights if v.nbytes <= _SMALL]
+    large = [(name, v) for name, v in weights if v.nbytes > _SMALL]
     inputs = []
     for n in g.data:
         shape = g.shapes0[n.name]
         dims = [axes.get(n.name, {}).get(a, d) for a, d in enumerate(shape)]
         inputs.append(_value_info(tnames[(id(n), 0)], g.types0[n.name], shape, dims))
+    inputs += [_value_info(name, v.dtype, v.shape) for name, v in large]
     outs = []
     for n, i in sym._outputs:
         key = (id(n), i)
@@ -278,7 +297,7 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
         outs.append(_value_info(tnames[key], g.types.get(key, np.dtype(np.float32)),
                                 shape or (), dims))
     outs = _dedupe_outputs(ctx, outs)
-    graph = helper.make_graph(ctx.nodes, "gluonport", inputs, outs, initializer=inits)
+    graph = helper.make_graph(ctx.nodes, "gluonport", inputs, outs, initializer=small)
     model = helper.make_model(graph, producer_name="gluonport", producer_version=__version__,
                               opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version_for(opset)
@@ -290,7 +309,27 @@ def export_symbol(sym: Symbol, params: Mapping[str, Any] | None, in_shapes: Any 
     meta.update(metadata or {})
     for k, v in meta.items():
         model.metadata_props.add(key=k, value=str(v))
-    del onnx
+    return model, large
+
+
+def _drop_inputs(model: Any, names: set[str]) -> None:
+    """Remove the graph inputs that stood in for the weights ``names`` in the skeleton."""
+    keep = [i for i in model.graph.input if i.name not in names]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+
+
+def _attach_weights(model: Any, weights: list[tuple[str, np.ndarray]]) -> Any:
+    """Move the large initializers into ``model`` (in place): drop their stand-in graph
+    inputs, add each tensor once, its bytes written straight into the protobuf."""
+    _drop_inputs(model, {name for name, _ in weights})
+    for name, arr in weights:
+        t = model.graph.initializer.add()
+        t.name = name
+        t.data_type = dtypes.onnx_of(arr.dtype)
+        t.dims.extend(arr.shape)
+        t.raw_data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"),
+                                                      copy=False).tobytes()
     return model
 
 
@@ -425,30 +464,57 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
     if input_shape is not None:
         in_shapes = input_shape
     meta: dict[str, str] = dict(metadata or {})
+    hashes = _HashFiles({"gluonport.source_symbol_sha256": sym,
+                         "gluonport.source_params_sha256": params})
     if isinstance(sym, (str, os.PathLike)):
-        meta["gluonport.source_symbol_sha256"] = file_sha256(os.fspath(sym))
         sym = sym_load(os.fspath(sym))
-    if isinstance(params, (str, os.PathLike)):
-        meta["gluonport.source_params_sha256"] = file_sha256(os.fspath(params))
-    model = export_symbol(sym, params, in_shapes, in_types, opset_version, dynamic,
-                          dynamic_input_shapes, dynamic_axes, meta)
-    big = model.ByteSize() > _BIG if external_data is None else external_data
-    _check(model, big)
-    if run_shape_inference and not big:
-        model = onnx.shape_inference.infer_shapes(model)
-    save_model(model, onnx_file_path, external_data=big)
+    skeleton, weights = _build(sym, params, in_shapes, in_types, opset_version, dynamic,
+                               dynamic_input_shapes, dynamic_axes, meta)
+    _check(skeleton)
+    if run_shape_inference:
+        inferred = onnx.shape_inference.infer_shapes(skeleton)
+        skeleton.graph.value_info.extend(
+            v for v in inferred.graph.value_info if v.name not in {w for w, _ in weights})
+    for key, value in hashes.result().items():
+        skeleton.metadata_props.add(key=key, value=value)
+    _drop_inputs(skeleton, {name for name, _ in weights})
+    size = skeleton.ByteSize() + sum(w.nbytes for _, w in weights)
+    big = size > _BIG if external_data is None else bool(external_data)
+    write_model(onnx_file_path, skeleton, weights, external=big)
     if verbose:
-        print(f"exported {onnx_file_path} (opset {model.opset_import[0].version}, "
-              f"{len(model.graph.node)} nodes)")
+        print(f"exported {onnx_file_path} (opset {skeleton.opset_import[0].version}, "
+              f"{len(skeleton.graph.node)} nodes, {len(weights)} large initializers)")
     return onnx_file_path
 
 
-def _check(model: Any, big: bool) -> None:
+class _HashFiles:
+    """sha256 of the source files, computed in a thread while the conversion runs (hashlib
+    releases the GIL on large buffers)."""
+
+    def __init__(self, files: Mapping[str, Any]):
+        import threading
+
+        self._paths = {k: os.fspath(v) for k, v in files.items()
+                       if isinstance(v, (str, os.PathLike))}
+        self._out: dict[str, str] = {}
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for key, path in self._paths.items():
+            self._out[key] = file_sha256(path)
+
+    def result(self) -> dict[str, str]:
+        self._thread.join()
+        return dict(self._out)
+
+
+def _check(model: Any) -> None:
+    """``onnx.checker`` with ``full_check`` (strict shape inference) on the weight-free
+    skeleton; a failure is a ConversionError."""
     import onnx
 
     try:
-        if big:
-            return  # the checker needs the model on disk; save_model checks the path form
         onnx.checker.check_model(model, full_check=True)
     except onnx.checker.ValidationError as exc:
         raise ConversionError(f"the exported model fails onnx.checker: {exc}") from None

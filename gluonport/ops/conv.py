@@ -592,7 +592,7 @@ def _onnx_weight(ctx, i: int, last: bool, work: np.dtype) -> np.ndarray | str:
     at export time), else a tensor (Transpose/Cast nodes)."""
     value = ctx.param(i)
     if value is not None:
-        return np.ascontiguousarray(_to_cf(value, last)).astype(work)
+        return np.ascontiguousarray(_to_cf(value, last)).astype(work, copy=False)
     w = win.as_dtype(ctx, i, work)
     return ctx.make("Transpose", [w], perm=win.first_perm(len(ctx.in_shapes[i]))) if last else w
 
