@@ -100,7 +100,7 @@ def render(results: dict, skipped: dict, width: int, markdown: bool) -> str:
 
 
 def details(results: dict) -> str:
-    lines = ["", "Failures in full:"]
+    lines = ["", "Every cell that is not ok, in full:"]
     for n in sorted(results):
         for c, _ in COLUMNS:
             status, reason, node, secs = results[n][c]
