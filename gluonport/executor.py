@@ -3,6 +3,16 @@
 :class:`GraphPlan` compiles a Symbol once (topological order, parsed params, slot numbers, when
 each intermediate can be freed); :meth:`GraphPlan.run` then evaluates it on numpy arrays. The
 ``Executor`` class wraps a plan with MXNet's ``bind``/``forward``/``outputs`` interface.
+
+Inference runs without a monitor use a rewritten step list (:mod:`gluonport._fusion`): BatchNorm,
+relu, clip and elemwise_add write into an intermediate input nothing reads afterwards, with
+bit-identical results; ``GraphPlan(sym, fuse=False)`` turns that off.
+
+Speed: convolutions and dense layers are numpy matmuls, so numpy's BLAS (OpenBLAS) does most of
+the work with as many threads as there are cores. On a machine shared with other busy
+processes, multithreaded BLAS can slow down several-fold (its threads wait on each other while
+descheduled); set ``OPENBLAS_NUM_THREADS=1`` (or a small count) in the environment before
+Python starts. gluonport never changes the thread settings itself.
 """
 
 from __future__ import annotations
@@ -37,7 +47,9 @@ class GraphPlan:
     """A Symbol compiled for repeated numpy evaluation.
 
     Raises :class:`~gluonport.errors.UnsupportedOpError` listing every op without a numpy
-    compute before anything runs.
+    compute before anything runs. ``fuse`` (also the attribute ``self.fuse``): inference runs
+    compute BatchNorm/relu/clip/elemwise_add in place where that is safe; results are the same
+    bit for bit, only allocations and passes are saved.
     """
 
     def __init__(self, symbol: Any, fuse: bool = True):
