@@ -207,6 +207,7 @@ class ImportContext:
         self._param_syms: dict[str, Symbol] = {}
         self.needs_const: set[str] = set()
         self.symbolic: dict[str, list] = {}  # shape vectors with named dims (folding)
+        self.dim_sources: dict[str, tuple[Symbol, int]] = {}  # named dim -> (graph input, axis)
 
     # --- per node ---------------------------------------------------------------------------
     def begin(self, node_name: str, op_type: str, opset: int, version: int,

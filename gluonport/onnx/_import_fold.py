@@ -19,8 +19,9 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ._import_load import infer_value_info
+from ._import_symbolic import known_vector, reshape_hints, try_symbolic
 
-__all__ = ["Facts", "fold_model", "tensor_info", "NO_FOLD"]
+__all__ = ["Facts", "fold_model", "tensor_info", "NO_FOLD", "try_symbolic"]
 
 NO_FOLD = frozenset({
     # random: a fixed draw baked into the graph would change the model's meaning
@@ -31,7 +32,7 @@ NO_FOLD = frozenset({
     "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap",
     "Optional", "OptionalGetElement", "OptionalHasElement",
 })
-_MAX_ROUNDS = 4
+_MAX_ROUNDS = 8
 _SMALL = 4096  # constants up to this size go to re-inference as values (data propagation)
 
 
@@ -49,6 +50,7 @@ class Facts:
     nodes: list = field(default_factory=list)
     nonmx: dict[str, str] = field(default_factory=dict)  # sequence/optional/map values
     symbolic: dict[str, list] = field(default_factory=dict)  # shape vectors with named dims
+    exprs: dict[str, tuple] = field(default_factory=dict)  # '(N*4)' -> ('Mul', 'N', 4)
 
 
 def tensor_info(tp: onnx.TypeProto) -> tuple:
@@ -144,9 +146,11 @@ def try_fold(node: onnx.NodeProto, consts: dict, types: dict, opsets: dict
     return outs
 
 
-def _reinfer_model(model: onnx.ModelProto, nodes: list, consts: dict) -> onnx.ModelProto:
+def _reinfer_model(model: onnx.ModelProto, nodes: list, consts: dict, hints: dict
+                   ) -> onnx.ModelProto:
     """A model of the remaining nodes; small constants as initializers, big ones as typed
-    inputs (shape inference needs only their types; copying weights would be waste)."""
+    inputs (shape inference needs only their types; copying weights would be waste); the
+    ``hints`` (name -> (dtype, dims)) as value_info, which inference starts from."""
     used = {n for node in nodes for n in node.input} | {o.name for o in model.graph.output}
     inits, inputs = [], [i for i in model.graph.input if i.name not in consts]
     for name in sorted(used & set(consts)):
@@ -156,7 +160,10 @@ def _reinfer_model(model: onnx.ModelProto, nodes: list, consts: dict) -> onnx.Mo
         else:
             inputs.append(helper.make_tensor_value_info(
                 name, helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
-    graph = helper.make_graph(nodes, "fold", inputs, list(model.graph.output), inits)
+    infos = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(dtype), dims)
+             for name, (dtype, dims) in hints.items()]
+    graph = helper.make_graph(nodes, "fold", inputs, list(model.graph.output), inits,
+                              value_info=infos)
     out = helper.make_model(graph, opset_imports=list(model.opset_import))
     out.ir_version = model.ir_version
     out.functions.extend(model.functions)
@@ -181,75 +188,47 @@ def _types(info: dict, consts: dict) -> dict:
     return types
 
 
-def _sym_inputs(node: onnx.NodeProto, consts: dict, symbolic: dict) -> list | None:
-    vals = []
-    for n in node.input:
-        if n in symbolic:
-            vals.append(list(symbolic[n]))
-        elif n in consts and consts[n].dtype.kind in "iu" and consts[n].ndim <= 1:
-            vals.append([int(v) for v in consts[n].reshape(-1)])
-        elif n:
-            return None
-        else:
-            vals.append(None)
-    return vals
-
-
-def try_symbolic(node: onnx.NodeProto, consts: dict, types: dict, symbolic: dict
-                 ) -> list | None:
-    """A shape vector whose entries are ints or named dims (``'N'``), through the ops
-    PyTorch's ``x.view(x.size(0), -1)`` uses: Shape, Gather, Unsqueeze, Squeeze, Concat,
-    Slice, Cast, Identity (all on axis 0 with constant indices)."""
-    if node.op_type == "Shape":
-        shape = types.get(node.input[0], (None, None))[1]
-        if shape is None or any(d is None for d in shape):
-            return None
-        return list(shape[slice(_attr(node, "start", 0), _attr(node, "end", None))])
-    ins = _sym_inputs(node, consts, symbolic)
-    if ins is None or not any(n in symbolic for n in node.input):
-        return None
-    op = node.op_type
-    if op in ("Unsqueeze", "Squeeze", "Cast", "Identity"):
-        return ins[0]
-    if op == "Concat" and _attr(node, "axis", 0) in (0, -1):
-        return [d for part in ins for d in part]
-    if op == "Gather" and _attr(node, "axis", 0) == 0 and len(ins) == 2:
-        idx = consts.get(node.input[1])
-        if idx is None or idx.ndim > 1:
-            return None
-        return [ins[0][int(i)] for i in idx.reshape(-1)]
-    if op == "Slice" and len(ins) >= 3 and (len(ins) < 4 or ins[3] in ([0], [-1])):
-        step = ins[4][0] if len(ins) > 4 and ins[4] else 1
-        return ins[0][slice(ins[1][0], ins[2][0], step)]
-    return None
-
-
 def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
     """Fold constants (see module doc); returns the remaining nodes with known values/types."""
     consts = initial_consts(model.graph)
     nodes = list(model.graph.node)
     types = _types(infer_value_info(model), consts)
     symbolic: dict[str, list] = {}
+    exprs: dict[str, tuple] = {}
+    hints: dict[str, tuple] = {}
     for round_ in range(_MAX_ROUNDS):
-        remaining, folded = [], False
-        for node in nodes:
-            outs = try_fold(node, consts, types, opsets)
-            if outs is None:
+        nodes, folded = _fold_round(nodes, consts, types, opsets, symbolic, exprs)
+        new_hints = {**hints, **reshape_hints(nodes, types, consts, symbolic, exprs)}
+        if (not folded and new_hints == hints) or round_ == _MAX_ROUNDS - 1:
+            break
+        # folded values (a Reshape's shape) and Reshape output shapes from named-dim vectors
+        # let inference tell more shapes downstream
+        hints = new_hints
+        types = _types(infer_value_info(_reinfer_model(model, nodes, consts, hints)), consts)
+        symbolic = {}
+    return Facts(consts=consts, types=types, nodes=nodes, nonmx=_non_tensors(model),
+                 symbolic=symbolic, exprs=exprs)
+
+
+def _fold_round(nodes: list, consts: dict, types: dict, opsets: dict, symbolic: dict,
+                exprs: dict) -> tuple[list, bool]:
+    """One pass over ``nodes``: fold what is known (into ``consts``), note named-dim shape
+    vectors (into ``symbolic``); returns the remaining nodes and whether anything folded."""
+    remaining, folded = [], False
+    for node in nodes:
+        outs = try_fold(node, consts, types, opsets)
+        if outs is None:
+            vec = try_symbolic(node, consts, types, symbolic, exprs) if node.output else None
+            known = None if vec is None else known_vector(node, vec, types)
+            if known is None:
                 remaining.append(node)
-                vec = try_symbolic(node, consts, types, symbolic) if node.output else None
                 if vec is not None:
                     symbolic[node.output[0]] = vec
                 continue
-            folded = True
-            for name, value in zip(node.output, outs):
-                if name:
-                    consts[name] = value
-                    types[name] = (value.dtype, tuple(value.shape))
-        nodes = remaining
-        if not folded or round_ == _MAX_ROUNDS - 1:
-            break
-        # folded values (a Reshape's shape) let inference tell more shapes downstream
-        types = _types(infer_value_info(_reinfer_model(model, nodes, consts)), consts)
-        symbolic = {}
-    return Facts(consts=consts, types=types, nodes=nodes, nonmx=_non_tensors(model),
-                 symbolic=symbolic)
+            outs = [known]
+        folded = True
+        for name, value in zip(node.output, outs):
+            if name:
+                consts[name] = value
+                types[name] = (value.dtype, tuple(value.shape))
+    return remaining, folded

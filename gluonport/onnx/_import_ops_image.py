@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ._import_context import ImportContext, Value, importer
+from ._import_util import named_dims
 
 __all__: list[str] = []
 
@@ -85,15 +86,22 @@ def _apply(ctx: ImportContext, s, axis: int, rank: int, wb: tuple, mode: str,
 
 
 def _resize(ctx: ImportContext, x: Value, scales: list[float] | None, attrs: dict,
-            roi: list[float] | None) -> object:
+            roi: list[float] | None, sizes: list | None = None) -> object:
+    """Per-axis maps; an axis with scale 1 (or a size equal to the input's, by value or by
+    dim name) and no roi keeps its (possibly dynamic) size: every ONNX coordinate mode maps
+    it onto itself."""
     rank, out = x.rank, ctx.out_shape()
     if rank is None or out is None or len(out) != rank:
         raise ctx.fail("Resize needs the input rank and the output shape")
     s, done = x.sym, []
     for a in range(rank):
         n, m = x.shape[a], out[a]
+        if sizes is not None and isinstance(sizes[a], int):
+            m = sizes[a]
         scale = None if scales is None else float(scales[a])
-        if (scale == 1.0 or scales is None) and n == m and roi is None:
+        same = scale == 1.0 if scales is not None else \
+            (n == m or (sizes is not None and sizes[a] == n))
+        if same and roi is None:
             continue
         if not isinstance(n, int) or not isinstance(m, int):
             raise ctx.fail(f"axis {a} is resized but its size is not static")
@@ -124,8 +132,16 @@ def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
              "extrapolation_value": extrapolation_value, "nearest_mode": nearest_mode,
              "antialias": antialias}
     sc = (scales.floats() or None) if scales is not None else None
+    vec = None
     if sizes is not None:
-        sizes.ints()  # must be a constant (the output shape comes from shape inference)
+        vec = named_dims(ctx, sizes)  # a constant, or named dims kept as they are
+        if vec is None:
+            sizes.ints()  # fails: records that the backend may specialize on it
+        if axes is not None and x.shape is not None:  # the other axes keep their size
+            full = list(x.shape)
+            for a, v in zip(axes, vec):
+                full[a if a >= 0 else a + len(full)] = v
+            vec = full
     r = None
     if coordinate_transformation_mode == "tf_crop_and_resize":
         if roi is None:
@@ -135,7 +151,7 @@ def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
             k = len(axes)
             r = _full_axes(ctx, x, r[:k], axes, 0.0) + _full_axes(ctx, x, r[k:], axes, 1.0)
     sc = _full_axes(ctx, x, sc, axes)
-    return _resize(ctx, x, sc, attrs, r)
+    return _resize(ctx, x, sc, attrs, r, vec)
 
 
 def _full_axes(ctx: ImportContext, x: Value, sc: list[float] | None, axes,

@@ -13,7 +13,12 @@ import math
 import numpy as np
 
 from ._import_context import ImportContext, Value, importer
-from ._import_util import broadcast_shape, broadcast_to, cast, norm_axis, scalar_value
+from ._import_util import (
+    broadcast_together,
+    cast,
+    norm_axis,
+    scalar_value,
+)
 
 __all__: list[str] = []
 
@@ -386,6 +391,5 @@ def cast_like(ctx: ImportContext, x: Value, like: Value, *, saturate: int = 1,
 @importer("Where", since=9)
 def where(ctx: ImportContext, cond: Value, x: Value, y: Value) -> object:
     """MXNet's ``where`` needs one shape for all three: broadcast them to the output's."""
-    shape = broadcast_shape(ctx, (cond, x, y))
-    c, a, b = (broadcast_to(ctx, v, shape) for v in (cond, x, y))
+    c, a, b = broadcast_together(ctx, (cond, x, y))
     return ctx.op("where", c, a, b)

@@ -121,14 +121,16 @@ def _parse_einsum(ctx: ImportContext, equation: str, n_in: int) -> tuple[list[st
 
 @importer("Einsum", since=12)
 def einsum(ctx: ImportContext, *xs: Value, equation: str = "") -> object:
-    """Einsum as transposes, sums, reshapes and ``batch_dot`` (static shapes)."""
+    """Einsum as transposes, sums, reshapes and ``batch_dot``. Operand dims may be unknown
+    (a dynamic batch) where each reshape has at most one unknown group (MXNet's ``-1``)."""
     terms, out = _parse_einsum(ctx, equation, len(xs))
-    sizes: dict[str, int] = {}
+    sizes: dict[str, int | None] = {}
     for t, v in zip(terms, xs):
-        shp = v.static_shape
-        if shp is None or len(shp) != len(t):
-            raise ctx.fail("Einsum needs static operand shapes")
-        sizes.update(zip(t, shp))
+        if v.shape is None or len(v.shape) != len(t):
+            raise ctx.fail("Einsum needs the operands' ranks")
+        for c, d in zip(t, v.shape):
+            if isinstance(d, int) or sizes.get(c) is None:
+                sizes[c] = d if isinstance(d, int) else None
     cur, term = xs[0].sym, terms[0]
     for k in range(1, len(xs)):
         later = set(out).union(*terms[k + 1:])
@@ -154,14 +156,15 @@ def _pair(ctx: ImportContext, a, ta: str, b, tb: str, out: str, sizes: dict):
     fa = [c for c in ta if c not in tb]
     fb = [c for c in tb if c not in ta]
 
-    def size(cs: list[str]) -> int:
-        return int(np.prod([sizes[c] for c in cs])) if cs else 1
+    def size(cs: list[str]) -> int:  # -1: unknown at import (MXNet's Reshape infers it)
+        dims = [sizes[c] for c in cs]
+        return -1 if None in dims else int(np.prod(dims)) if cs else 1
 
     a3 = _arrange(ctx, a, ta, batch + fa + contract, (size(batch), size(fa), size(contract)))
     b3 = _arrange(ctx, b, tb, batch + contract + fb, (size(batch), size(contract), size(fb)))
     y = ctx.op("batch_dot", a3, b3)
     order = batch + fa + fb
-    y = reshape(ctx, y, [sizes[c] for c in order] or [1])
+    y = _reshape_one_unknown(ctx, y, [size([c]) for c in order] or [1])
     perm = tuple(order.index(c) for c in out)
     return y if perm == tuple(range(len(order))) else ctx.op("transpose", y, axes=perm)
 
@@ -177,4 +180,11 @@ def _arrange(ctx: ImportContext, s, t: str, order: list[str], shape3: tuple):
     perm = tuple(t.index(c) for c in order)
     if perm != tuple(range(len(t))):
         s = ctx.op("transpose", s, axes=perm)
-    return reshape(ctx, s, shape3)
+    return _reshape_one_unknown(ctx, s, shape3)
+
+
+def _reshape_one_unknown(ctx: ImportContext, s, shape: list | tuple):
+    if list(shape).count(-1) > 1:
+        raise ctx.fail("Einsum needs static sizes for all but one group of its indices "
+                       "(batch, free, contracted); give the model static input shapes")
+    return reshape(ctx, s, shape)

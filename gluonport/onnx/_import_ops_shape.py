@@ -15,7 +15,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._import_context import ImportContext, Value, importer
-from ._import_util import broadcast_to, norm_axes, norm_axis, reshape
+from ._import_util import (
+    broadcast_named,
+    broadcast_to,
+    named_dims,
+    norm_axes,
+    norm_axis,
+    reshape,
+)
 
 __all__ = ["pad_sym", "slice_args"]
 
@@ -32,7 +39,7 @@ def _runtime_target(ctx: ImportContext, x: Value, shape: Value | None) -> tuple[
     if out is None:
         raise ctx.fail("the target shape is computed at run time and shape inference could "
                        "not tell the output shape; give the model static input shapes")
-    spec, unknown = [], 0
+    spec = []
     for i, d in enumerate(out):
         if isinstance(d, int):
             spec.append(d)
@@ -40,7 +47,11 @@ def _runtime_target(ctx: ImportContext, x: Value, shape: Value | None) -> tuple[
             spec.append(0)
         else:
             spec.append(-1)
-            unknown += 1
+    if spec.count(-1) > 1:  # dims the fold solved (they do not depend on the batch) are ints
+        solved = ctx.out_shape() or ()
+        spec = [solved[i] if d == -1 and i < len(solved) and isinstance(solved[i], int) else d
+                for i, d in enumerate(spec)]
+    unknown = spec.count(-1)
     if unknown > 1:
         raise ctx.fail(f"the target shape is computed at run time and {unknown} of its dims "
                        "are unknown (MXNet's Reshape infers at most one)")
@@ -131,15 +142,21 @@ def unsqueeze(ctx: ImportContext, x: Value, axes_in: Value | None = None, *,
 
 @importer("Expand", since=8)
 def expand(ctx: ImportContext, x: Value, shape: Value) -> object:
-    """Bidirectional broadcast to ``shape``: MXNet's ``broadcast_to`` (0 keeps a dim)."""
-    want = shape.ints()
+    """Bidirectional broadcast to ``shape``: MXNet's ``broadcast_to`` (0 keeps a dim); dims of
+    the shape named at run time (``zeros_like``: ``Expand(0, Shape(x))``) where ``x`` has size
+    1 take their size from a graph input with ``broadcast_like``."""
+    want = named_dims(ctx, shape)
+    if want is None:
+        want = shape.ints()  # fails: records that the backend may specialize on it
     rank = max(len(want), x.rank or 0)
     if x.rank is None:
         raise ctx.fail("Expand needs the input rank")
     want = [1] * (rank - len(want)) + want
     have = [1] * (rank - x.rank) + list(x.shape)
-    target = [h if w == 1 else w for h, w in zip(have, want)]
-    return broadcast_to(ctx, x, target)
+    named = {i: w for i, (h, w) in enumerate(zip(have, want)) if isinstance(w, str) and h == 1}
+    target = [h if w == 1 or i in named else w for i, (h, w) in enumerate(zip(have, want))]
+    out = broadcast_to(ctx, x, target)
+    return broadcast_named(ctx, out, named) if named else out
 
 
 @importer("Concat", since=1)
@@ -263,22 +280,46 @@ def _grids(shape: tuple[int, ...], skip: int) -> list[np.ndarray]:
 @importer("GatherElements", since=11)
 def gather_elements(ctx: ImportContext, data: Value, indices: Value, *, axis: int = 0
                     ) -> object:
-    """MXNet's ``gather_nd`` with index grids for the other axes (static index shape)."""
+    """MXNet's ``gather_nd`` with index grids for the other axes: constants for a static
+    index shape, else ``_contrib_arange_like`` of the indices (a dynamic batch)."""
     axis = norm_axis(axis, data.rank, ctx)
     shape = indices.static_shape
     dim = data.shape[axis] if data.shape is not None else None
-    if shape is None or not isinstance(dim, int):
-        raise ctx.fail("GatherElements needs static index and axis sizes")
+    if not isinstance(dim, int):
+        raise ctx.fail("GatherElements needs the size of the gathered axis")
+    if shape is None:
+        return _gather_elements_dynamic(ctx, data, indices, axis, dim)
     grids = _grids(shape, axis)
     if indices.const is not None:
         idx = np.where(indices.const < 0, indices.const + dim, indices.const).astype(np.int64)
         full = grids[:axis] + [idx] + grids[axis:]
         return ctx.op("gather_nd", data.sym, ctx.new_param(f"{indices.name}_nd",
                                                            np.stack(full)))
-    idx = ctx.op("broadcast_add", indices.sym, ctx.op(
-        "_mul_scalar", ctx.op("_lesser_scalar", indices.sym, scalar=0), scalar=dim))
+    idx = _wrap_negative(ctx, indices.sym, dim)
     parts = [ctx.new_param(f"{ctx.node_name}_grid{i}", g[None]) for i, g in enumerate(grids)]
     parts.insert(axis, ctx.op("expand_dims", idx, axis=0))
+    return ctx.op("gather_nd", data.sym, ctx.op("Concat", *parts, dim=0))
+
+
+def _wrap_negative(ctx: ImportContext, idx, dim: int):
+    return ctx.op("broadcast_add", idx, ctx.op(
+        "_mul_scalar", ctx.op("_lesser_scalar", idx, scalar=0), scalar=dim))
+
+
+def _gather_elements_dynamic(ctx: ImportContext, data: Value, indices: Value, axis: int,
+                             dim: int) -> object:
+    rank = indices.rank
+    if rank is None or rank != data.rank:
+        raise ctx.fail("GatherElements needs the rank of the indices")
+    parts = []
+    for d in range(rank):
+        if d == axis:
+            part = _wrap_negative(ctx, indices.sym, dim)
+        else:  # the position along axis d, broadcast over the index shape
+            line = ctx.op("_contrib_arange_like", indices.sym, axis=d)
+            line = reshape(ctx, line, tuple(-1 if k == d else 1 for k in range(rank)))
+            part = ctx.op("broadcast_like", line, indices.sym)
+        parts.append(ctx.op("expand_dims", part, axis=0))
     return ctx.op("gather_nd", data.sym, ctx.op("Concat", *parts, dim=0))
 
 
@@ -425,9 +466,15 @@ def size(ctx: ImportContext, x: Value) -> object:
 def constant_of_shape(ctx: ImportContext, shape_in: Value, *, value=None) -> object:
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
     out = ctx.static_out_shape()
-    if out is None:
+    if out is not None:
+        return np.full(out, fill[0], fill.dtype)
+    dims = named_dims(ctx, shape_in)
+    if dims is None or not dims:
         raise ctx.fail("the shape is computed at run time and not known statically")
-    return np.full(out, fill[0], fill.dtype)
+    # named dims (a dynamic batch): a constant of size 1 there, broadcast at run time
+    base = np.full([d if isinstance(d, int) else 1 for d in dims], fill[0], fill.dtype)
+    named = {i: d for i, d in enumerate(dims) if isinstance(d, str)}
+    return broadcast_named(ctx, ctx.const(base, fill.dtype, "fill"), named)
 
 
 @importer("EyeLike", since=9)

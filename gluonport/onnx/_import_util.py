@@ -12,7 +12,8 @@ from ..symbol import Symbol
 from ._import_context import ImportContext, Value
 
 __all__ = ["norm_axis", "norm_axes", "scalar_value", "cast", "mx_dtype", "as_rank",
-           "broadcast_to", "broadcast_shape", "reshape", "int_attr_list"]
+           "broadcast_to", "broadcast_shape", "reshape", "int_attr_list", "named_dims",
+           "broadcast_named", "broadcast_together"]
 
 
 def norm_axis(axis: int, rank: int | None, ctx: ImportContext | None = None) -> int:
@@ -119,3 +120,60 @@ def int_attr_list(values: Sequence | None, n: int, default: int) -> list[int]:
     if values is None or len(values) == 0:
         return [default] * n
     return [int(v) for v in values]
+
+
+def named_dims(ctx: ImportContext, v: Value | None) -> list | None:
+    """A shape-like input's entries: its constant's ints, or the folded shape vector with named
+    dims (``['N', 6]`` from ``Shape`` of a dynamic-batch tensor); None when neither is known."""
+    if v is None:
+        return None
+    if v.const is not None:
+        return [int(d) for d in np.asarray(v.const).reshape(-1)]
+    vec = ctx.symbolic.get(v.name)
+    if vec is None or not all(isinstance(d, (int, str)) for d in vec):
+        return None
+    return list(vec)
+
+
+def broadcast_named(ctx: ImportContext, s: Symbol, named: dict[int, str]) -> Symbol:
+    """``s`` (size 1 on the axes of ``named``) broadcast there to the run-time size of the
+    named dims, read from a tensor that has them (a graph input, or a node output shape
+    inference named; MXNet's ``broadcast_like`` with ``lhs_axes``/``rhs_axes``)."""
+    by_source: dict[int, tuple[Symbol, list[int], list[int]]] = {}
+    for axis, name in sorted(named.items()):
+        src = ctx.dim_sources.get(name)
+        if src is None:
+            raise ctx.fail(f"dim {name!r} is only known at run time and no tensor has it "
+                           "(give the model static input shapes)")
+        entry = by_source.setdefault(id(src[0]), (src[0], [], []))
+        entry[1].append(axis)
+        entry[2].append(src[1])
+    for ref, lhs, rhs in by_source.values():
+        s = ctx.op("broadcast_like", s, ref, lhs_axes=tuple(lhs), rhs_axes=tuple(rhs))
+    return s
+
+
+def broadcast_together(ctx: ImportContext, values: Sequence[Value]) -> list[Symbol]:
+    """``values`` broadcast to one shape (MXNet's ``where`` needs equal shapes). Static dims
+    by ``broadcast_to``; a dim unknown at import (a dynamic batch) where a value has size 1
+    is taken from a value that has it, with ``broadcast_like``."""
+    shape = broadcast_shape(ctx, values)
+    rank = len(shape)
+    syms = [broadcast_to(ctx, v, shape) for v in values]
+    dims = [None if v.shape is None and v.const is None else
+            (1,) * (rank - len(tuple(v.shape) or (1,))) + (tuple(v.shape) or (1,))
+            for v in values]
+    out = list(syms)
+    for i, d in enumerate(dims):
+        axes: dict[int, list[int]] = {}  # donor value -> axes
+        for a in range(rank):
+            if d is None or d[a] != 1 or isinstance(shape[a], int):
+                continue
+            donor = next((j for j, e in enumerate(dims) if e is not None
+                          and isinstance(e[a], str)), None)
+            if donor is not None:
+                axes.setdefault(donor, []).append(a)
+        for j, ax in axes.items():
+            out[i] = ctx.op("broadcast_like", out[i], syms[j], lhs_axes=tuple(ax),
+                            rhs_axes=tuple(ax))
+    return out

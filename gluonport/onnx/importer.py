@@ -155,8 +155,16 @@ class _Builder:
         self.ctx = ImportContext(reserved, strict)
         self.ctx.symbolic = facts.symbolic
         self.env: dict[str, Symbol] = {n: var(n) for n in self.inputs}
+        for n in self.inputs:
+            self._note_dims(n, self.env[n])
         self.problems: list[tuple[str, str, str]] = []
         self.graph_outputs = [o.name for o in model.graph.output]
+
+    def _note_dims(self, name: str, s: Symbol) -> None:
+        """Where each named dim ('N', or inference's 'unk__0') can be read at run time."""
+        for axis, d in enumerate(self.facts.types.get(name, (None, None))[1] or ()):
+            if isinstance(d, str):
+                self.ctx.dim_sources.setdefault(d, (s, axis))
 
     def value(self, name: str) -> Value | None:
         if not name:
@@ -199,6 +207,7 @@ class _Builder:
                 continue
             if isinstance(out, Symbol):
                 self.env[name] = out
+                self._note_dims(name, out)
             else:
                 self.facts.consts[name] = np.asarray(out)
         produced = {n for n, o in zip(node.output, outs) if o is not None}

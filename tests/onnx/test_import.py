@@ -261,6 +261,172 @@ def test_version_selection_and_strict(monkeypatch):
         import_model(model, strict=True)
 
 
+# --- dynamic batch: shape vectors with named dims (PyTorch exports) ---------------------------
+# Each case is a pattern a PyTorch export (tests/onnx/test_torch_models.py) exposed; the input
+# has a named batch dim 'N'. Imported once, run at batch 1 and 3 against onnxruntime: a batch
+# baked into the graph, or a shape the importer cannot follow, fails at batch 3.
+I64 = TensorProto.INT64
+INT_MAX = np.iinfo(np.int64).max
+
+
+def _shape_of(x: str, prefix: str) -> list:
+    """``Shape(x)`` and its batch entry as a 1-vector ``<prefix>n`` (torch's ``x.size(0)``)."""
+    return [node("Shape", [x], [f"{prefix}s"]),
+            node("Gather", [f"{prefix}s", "i0"], [f"{prefix}g"], axis=0),
+            node("Unsqueeze", [f"{prefix}g", "ax0"], [f"{prefix}n"])]
+
+
+_IDX = {"i0": np.array(0, np.int64), "i2": np.array(2, np.int64),
+        "ax0": np.array([0], np.int64), "four": np.array(4, np.int64)}
+# (id, opset, nodes, {input: (dtype, shape with 'N')}, initializers)
+DYN_CASES = [
+    # multi-head attention's `x.view(n * heads, L, d // heads)`: Mul of the batch (a new dim
+    # name), Div of a static dim (a constant), and Slice(shape)[3:] (empty: a constant too)
+    ("heads_arithmetic", 17, _shape_of("x", "a") + [
+        node("Mul", ["ag", "four"], ["h"]), node("Unsqueeze", ["h", "ax0"], ["hu"]),
+        node("Gather", ["as", "i2"], ["d"], axis=0), node("Div", ["d", "four"], ["dh"]),
+        node("Unsqueeze", ["dh", "ax0"], ["dhu"]),
+        node("Slice", ["as", "three", "big"], ["tail"]),
+        node("Concat", ["hu", "six", "dhu", "tail"], ["shape"], axis=0),
+        node("Reshape", ["x", "shape"], ["r"]),
+        node("Cast", ["dh"], ["df"], to=TensorProto.FLOAT), node("Sqrt", ["df"], ["sq"]),
+        node("Div", ["r", "sq"], ["y"])],
+     {"x": (np.float32, ["N", 6, 32])},
+     {**_IDX, "three": np.array([3], np.int64), "big": np.array([INT_MAX], np.int64),
+      "six": np.array([6], np.int64)}),
+    # opset-13 Reshape with a computed shape: onnx inference loses the rank; Softmax needs it
+    ("reshape_rank_opset13", 13, _shape_of("x", "a") + [
+        node("Concat", ["an", "m1", "three"], ["shape"], axis=0),
+        node("Reshape", ["x", "shape"], ["r"]), node("Softmax", ["r"], ["y"], axis=-1)],
+     {"x": (np.float32, ["N", 4, 6, 3])},
+     {**_IDX, "m1": np.array([-1], np.int64), "three": np.array([3], np.int64)}),
+    # (N*4, 1, 6) -> [N, 4, -1, 6]: the -1 is 1 whatever N is; N is MXNet's one -1
+    ("reshape_minus_one_solved", 17, _shape_of("x", "a") + [
+        node("Mul", ["ag", "four"], ["h"]), node("Unsqueeze", ["h", "ax0"], ["hu"]),
+        node("Concat", ["hu", "one", "six"], ["s1"], axis=0),
+        node("Reshape", ["x", "s1"], ["r1"]),
+        node("Concat", ["an", "four1", "m1", "six"], ["s2"], axis=0),
+        node("Reshape", ["r1", "s2"], ["y"])],
+     {"x": (np.float32, ["N", 4, 6])},
+     {**_IDX, "one": np.array([1], np.int64), "six": np.array([6], np.int64),
+      "four1": np.array([4], np.int64), "m1": np.array([-1], np.int64)}),
+    # an LSTM's zero state as torch writes it: ConstantOfShape([layers, N, hidden])
+    ("constant_of_shape_batch", 17, _shape_of("x", "a") + [
+        node("Concat", ["two", "an", "eight"], ["shape"], axis=0),
+        node("ConstantOfShape", ["shape"], ["z"],
+             value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        node("ReduceSum", ["x", "ax1"], ["sx"], keepdims=1),
+        node("Add", ["z", "sx"], ["y"])],
+     {"x": (np.float32, ["N", 8])},
+     {**_IDX, "two": np.array([2], np.int64), "eight": np.array([8], np.int64),
+      "ax1": np.array([1], np.int64)}),
+    # the dynamo exporter's zeros_like: Expand(scalar, Shape(x)); masked_fill's Where
+    ("expand_where_batch", 18, [
+        node("Shape", ["mask"], ["s"]), node("Expand", ["zero", "s"], ["z"]),
+        node("Where", ["mask", "ninf", "z"], ["y"])],
+     {"mask": (np.bool_, ["N", 6])},
+     {"zero": np.array(0.0, np.float32), "ninf": np.array(-1e9, np.float32)}),
+    # Where with both branches scalars: the batch comes from the condition only
+    ("where_scalars", 17, [node("Greater", ["x", "zero"], ["c"]),
+                           node("Where", ["c", "one", "zero"], ["y"])],
+     {"x": (np.float32, ["N", 5])},
+     {"zero": np.array(0.0, np.float32), "one": np.array(1.0, np.float32)}),
+    # Upsample(scale_factor=2) keeps the batch; F.interpolate(size=(6, 6)) sizes from Shape
+    ("resize_batch", 13, [
+        node("Resize", ["x", "", "sc"], ["u"], mode="nearest",
+             coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        node("Shape", ["u"], ["s"]), node("Slice", ["s", "z1", "two"], ["nc"]),
+        node("Concat", ["nc", "sz"], ["sizes"], axis=0),
+        node("Resize", ["u", "", "", "sizes"], ["y"], mode="linear")],
+     {"x": (np.float32, ["N", 2, 4, 4])},
+     {"sc": np.array([1, 1, 2, 2], np.float32), "z1": np.array([0], np.int64),
+      "two": np.array([2], np.int64), "sz": np.array([6, 6], np.int64)}),
+    ("einsum_batch", 13, [node("Einsum", ["x", "w"], ["a"], equation="bij,jk->bik"),
+                          node("Einsum", ["a", "x"], ["y"], equation="bik,bjk->bij")],
+     {"x": (np.float32, ["N", 4, 6])}, {"w": _f32(6, 6)}),
+    # torch.gather with data-dependent indices (argmax; a TopK's indices expanded)
+    ("gather_elements_batch", 13, [
+        node("ArgMax", ["x"], ["am"], axis=2, keepdims=1),
+        node("GatherElements", ["x", "am"], ["y"], axis=2),
+        node("TopK", ["x", "k"], ["v", "ti"], axis=1),
+        node("GatherElements", ["x", "ti"], ["y2"], axis=1)],
+     {"x": (np.float32, ["N", 7, 4])}, {"k": np.array([3], np.int64)}),
+]
+
+
+def dyn_model(nodes, inputs: dict, outputs: list[str], opset: int, inits: dict):
+    ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(t)), s)
+           for n, (t, s) in inputs.items()]
+    graph = helper.make_graph(nodes, "dyn", ins, [],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = max(ir_version_for(opset), 4)
+    typed = {v.name: v for v in onnx.shape_inference.infer_shapes(model).graph.value_info
+             if v.type.tensor_type.HasField("shape")}
+    model.graph.output.extend(typed.get(o) or helper.make_tensor_value_info(o, F, ["M"])
+                              for o in outputs)  # (an output inference cannot shape: 1-D)
+    return model
+
+
+def _dyn_feed(inputs: dict, batch: int) -> dict:
+    rng = np.random.default_rng(batch)
+    feed = {}
+    for n, (t, s) in inputs.items():
+        shape = [batch if d == "N" else d for d in s]
+        feed[n] = rng.standard_normal(shape) > 0.3 if t is np.bool_ else \
+            rng.standard_normal(shape).astype(t)
+    return feed
+
+
+@pytest.mark.parametrize("case", DYN_CASES, ids=[c[0] for c in DYN_CASES])
+def test_dynamic_batch_vs_onnxruntime(case):
+    name, opset, nodes, inputs, inits = case
+    outputs = [o for o in nodes[-1].output] + (["y"] if nodes[-1].output[0] != "y" else [])
+    model = dyn_model(nodes, inputs, outputs, opset, inits)
+    g = import_graph(model)
+    for batch in (1, 3):
+        feed = _dyn_feed(inputs, batch)
+        got = GraphPlan(g.sym).run({**feed, **g.arg_params, **g.aux_params})
+        for a, b in zip(got, run_ort(model, feed)):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_named_dims_come_from_a_graph_input():
+    """ConstantOfShape of a named-dim shape is a constant broadcast at run time along the
+    batch of the input that has it (MXNet's broadcast_like with lhs_axes/rhs_axes)."""
+    case = next(c for c in DYN_CASES if c[0] == "constant_of_shape_batch")
+    g = import_graph(dyn_model(case[2], case[3], ["y"], case[1], case[4]))
+    likes = [n for n in g.sym._topo() if n.op is not None and n.op.name == "broadcast_like"]
+    assert len(likes) == 1 and likes[0].attrs["lhs_axes"] == "(1,)" \
+        and likes[0].attrs["rhs_axes"] == "(0,)"
+
+
+def test_named_dim_without_a_source_is_refused():
+    """A dim made by shape arithmetic (``2 * x.size(0)``) that no tensor has cannot be built:
+    the error names the dim and the fix."""
+    nodes = _shape_of("x", "a") + [node("Mul", ["an", "two"], ["n2"]),
+                                   node("ConstantOfShape", ["n2"], ["y"])]
+    model = dyn_model(nodes, {"x": (np.float32, ["N", 4])}, ["y"], 13,
+                      {**_IDX, "two": np.array([2], np.int64)})
+    with pytest.raises(UnsupportedOpError, match=r"'\(N\*2\)'.*no tensor has it.*static input"):
+        import_model(model)
+
+
+def test_named_dim_read_from_a_node_output():
+    """``zeros_like`` of a flattened tensor: its dim is named by shape inference only (no
+    graph input has it); the zeros take it from the Reshape's output at run time."""
+    nodes = [node("Reshape", ["x", "m1"], ["f"]), node("Shape", ["f"], ["s"]),
+             node("ConstantOfShape", ["s"], ["z"]), node("Add", ["z", "f"], ["y"])]
+    model = dyn_model(nodes, {"x": (np.float32, ["N", 4])}, ["y"], 13,
+                      {"m1": np.array([-1], np.int64)})
+    g = import_graph(model)
+    for batch in (1, 3):
+        feed = _dyn_feed({"x": (np.float32, ["N", 4])}, batch)
+        got = GraphPlan(g.sym).run({**feed, **g.arg_params})[0]
+        np.testing.assert_array_equal(got, feed["x"].reshape(-1))
+
+
 # --- round trip through export --------------------------------------------------------------
 @pytest.mark.parametrize("name,shape", [("mlp", (4, 10)), ("lenet_bn", (2, 1, 28, 28))])
 def test_sample_round_trip(name, shape, tmp_path):
