@@ -133,8 +133,9 @@ def test_save_load_parameters_roundtrip(tmp_path):
     assert keys[0] == "features.0.weight" and all("." in k for k in keys)
     fresh = vision.mobilenet_v2_0_25()
     fresh.load_parameters(f)
-    fresh.hybridize()  # run like `net`, so the two outputs come from the same backend
-    np.testing.assert_array_equal(fresh(x).asnumpy(), net(x).asnumpy())
+    # the loaded net runs eagerly; `net` is hybridized (another backend): equal to float
+    # rounding, while a parameter loaded into the wrong place would differ grossly
+    G.assert_close(fresh(x).asnumpy(), net(x).asnumpy())
 
 
 def test_pretrained_never_downloads(tmp_path):
