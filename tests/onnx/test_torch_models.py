@@ -1,9 +1,10 @@
 """PyTorch-exported ONNX models through the importer (no torch needed: the files are committed).
 
-``tests/golden/onnx/torch/make_torch_models.py`` exported nine small models (a transformer
+``tests/golden/onnx/torch/make_torch_models.py`` exported ten small models (a transformer
 encoder with a padding mask, a ResNet-style CNN, a bidirectional LSTM, a GRU, a U-Net with
 ConvTranspose/Upsample, a MobileNetV2 block, an MLP with LayerNorm/GELU, tensor ops, a
-detection head with TopK/GatherElements) with the classic exporter at opsets 13 (14) and 17
+detection head with TopK/GatherElements, a token model with Embedding, a causal mask and
+nn.MultiheadAttention) with the classic exporter at opsets 13 (14) and 17
 and the dynamo exporter at opset 18, all with a dynamic batch axis, plus a batch-1 input and
 torch's output. For every file:
 
@@ -76,8 +77,9 @@ def _recorded(name: str) -> tuple[dict, list]:
 
 
 def _inputs(name: str, batch: int, seed: int) -> dict:
-    """Inputs at another batch size: normal floats; a padding mask (True = padded) that keeps
-    at least half of every row (a fully padded row would make attention NaN in torch too)."""
+    """Inputs at another batch size: normal floats; token ids below the vocabulary size; a
+    padding mask (True = padded) that keeps at least half of every row (a fully padded row
+    would make attention NaN in torch too)."""
     rng = np.random.default_rng(seed)
     feed = {}
     for k, spec in MANIFEST[name]["inputs"].items():
@@ -89,6 +91,8 @@ def _inputs(name: str, batch: int, seed: int) -> dict:
             for i in range(batch):
                 mask[i, length - (i % (length // 2 + 1)):] = True
             feed[k] = mask
+        elif "high" in spec:
+            feed[k] = rng.integers(0, spec["high"], shape).astype(spec["dtype"])
         else:
             feed[k] = rng.standard_normal(shape).astype(spec["dtype"])
     return feed
@@ -102,9 +106,9 @@ def _close(got: list, want: list, **tol) -> None:
 
 
 def test_manifest_lists_every_model_and_file():
-    """Nine models, each with three variants on disk (an export failure is recorded as text,
+    """Ten models, each with three variants on disk (an export failure is recorded as text,
     which would show up here)."""
-    assert len(MANIFEST) == 9
+    assert len(MANIFEST) == 10
     for name, entry in MANIFEST.items():
         assert len(entry["variants"]) == 3, name
         for key, f in entry["variants"].items():

@@ -10,7 +10,7 @@ Every model is built with random weights after ``torch.manual_seed(0)`` (BatchNo
 statistics randomized too, so BatchNorm is not an identity), put in eval mode and exported
 
 * with the classic TorchScript exporter (``dynamo=False``) at opsets 13 (14 for the
-  transformer: its attention exports from 14 on) and 17, and
+  transformer and the token model: attention and triu export from 14 on) and 17, and
 * with the dynamo exporter (``dynamo=True``) at opset 18,
 
 each with a dynamic batch axis (named ``N``). Files written beside this script:
@@ -19,8 +19,9 @@ each with a dynamic batch axis (named ``N``). Files written beside this script:
 * ``<model>.input.<name>.npy``: the fixed batch-1 input(s) (shared by all variants);
 * ``<model>.output.<i>.npy``: torch's output(s) on that input.
 
-``manifest.json`` lists each model's inputs (dtype, batch-1 shape, batch axis) and outputs,
-and each variant's file (or the exporter's error if it could not export).
+``manifest.json`` lists each model's inputs (dtype, batch-1 shape, batch axis; ``high``: the
+bound of integer token ids) and outputs, and each variant's file (or the exporter's error if
+it could not export).
 Deterministic: the same seeds give the same weights, inputs and outputs; re-running rewrites the
 same files (up to the exporter's producer_version string).
 """
@@ -40,8 +41,8 @@ from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = [("ts", 13, False), ("ts", 17, False), ("dynamo", 18, True)]
-# the classic exporter writes scaled_dot_product_attention from opset 14 on only
-FIRST_OPSET = {"transformer": 14}
+# the classic exporter writes scaled_dot_product_attention and triu from opset 14 on only
+FIRST_OPSET = {"transformer": 14, "tokenlm": 14}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,6 +254,31 @@ class DetHead(nn.Module):
         return top, boxes, labels.to(torch.float32)
 
 
+# (j) token model: Embedding (Gather of int64 ids), positions from arange, a causal mask
+# (triu), nn.MultiheadAttention, LayerNorm, log_softmax over the vocabulary
+VOCAB = 50
+
+
+class TokenLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb, self.pos = nn.Embedding(VOCAB, 16), nn.Embedding(8, 16)
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.ln = nn.LayerNorm(16)
+        self.out = nn.Linear(16, VOCAB)
+
+    def forward(self, ids):
+        length = ids.size(1)
+        h = self.emb(ids) + self.pos(torch.arange(length))[None]
+        causal = torch.triu(torch.ones(length, length, dtype=torch.bool), 1)
+        a, _ = self.attn(h, h, h, attn_mask=causal, need_weights=False)
+        return self.out(self.ln(h + a)).log_softmax(-1)
+
+
+def token_inputs(rng, n):
+    return {"ids": rng.integers(0, VOCAB, (n, 8)).astype(np.int64)}
+
+
 def default_init(model):
     """Random BatchNorm statistics and affine parameters, so BN is not an identity."""
     g = torch.Generator().manual_seed(1)
@@ -280,6 +306,7 @@ MODELS = {
                   {"mixed": 0, "cumsum": 0}),
     "dethead": (DetHead, image_inputs(3, 12), {"x": 0}, ["scores", "boxes", "labels"],
                 {"scores": 0, "boxes": 0, "labels": 0}),
+    "tokenlm": (TokenLM, token_inputs, {"ids": 0}, ["logp"], {"logp": 0}),
 }
 
 
@@ -311,7 +338,23 @@ def export(model, name, variant):
         else:
             kw.update(do_constant_folding=True)
         torch.onnx.export(model, args, path, **kw)
+    if dynamo:
+        _strip_trace_metadata(path)
     return fname
+
+
+def _strip_trace_metadata(path):
+    """The dynamo exporter records each node's Python stack (absolute paths, line numbers of
+    this script) in metadata_props: drop it, so the files do not change with edits here."""
+    import onnx
+
+    model = onnx.load(path)
+    graph = model.graph
+    for item in (list(graph.node) + list(graph.input) + list(graph.output)
+                 + list(graph.value_info) + list(graph.initializer)):
+        del item.metadata_props[:]
+        item.doc_string = ""
+    onnx.save(model, path)
 
 
 def generate(name):
@@ -326,7 +369,9 @@ def generate(name):
     for i, o in enumerate(outs):
         np.save(os.path.join(HERE, f"{name}.output.{i}.npy"), o.numpy())
     entry = {"inputs": {k: {"dtype": str(v.dtype), "shape": list(v.shape),
-                            "batch_axis": MODELS[name][2][k]} for k, v in inputs.items()},
+                            "batch_axis": MODELS[name][2][k],
+                            **({"high": VOCAB} if v.dtype.kind == "i" else {})}
+                        for k, v in inputs.items()},
              "outputs": MODELS[name][3], "variants": {}}
     for kind, opset, dynamo in VARIANTS:
         variant = (kind, max(opset, FIRST_OPSET.get(name, 0)), dynamo)
