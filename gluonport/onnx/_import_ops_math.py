@@ -390,6 +390,10 @@ def cast_like(ctx: ImportContext, x: Value, like: Value, *, saturate: int = 1,
 
 @importer("Where", since=9)
 def where(ctx: ImportContext, cond: Value, x: Value, y: Value) -> object:
-    """MXNet's ``where`` needs one shape for all three: broadcast them to the output's."""
+    """MXNet's ``where`` needs one shape for all three: broadcast them to the output's. A
+    bool condition is cast to the branches' type: MXNet 1.9.1's ``where`` has no bool kernel
+    ("Unknown type enum 7" at run time) while any nonzero number selects ``x``."""
     c, a, b = broadcast_together(ctx, (cond, x, y))
+    if cond.dtype is not None and np.dtype(cond.dtype) == np.bool_:
+        c = cast(ctx, c, x.dtype if x.dtype is not None else np.float32)
     return ctx.op("where", c, a, b)

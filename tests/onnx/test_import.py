@@ -427,6 +427,20 @@ def test_named_dim_read_from_a_node_output():
         np.testing.assert_array_equal(got, feed["x"].reshape(-1))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_where_bool_condition_cast_for_mxnet(dtype):
+    """MXNet 1.9.1's ``where`` has no bool kernel ("Unknown type enum 7" when a checkpoint of
+    a torch masked_fill runs there): the condition is cast to the branches' type."""
+    x = (RNG.standard_normal((2, 5)) * 4).astype(dtype)
+    model = make_model([node("Greater", ["x", "z"], ["g"]), node("Where", ["g", "x", "z"])],
+                       {"x": x}, ["y"], 16, {"z": np.zeros((5,), dtype)})
+    g = import_graph(model)
+    where = next(n for n in g.sym._topo() if n.op is not None and n.op.name == "where")
+    cond = where.inputs[0][0]
+    assert cond.op.name == "Cast" and cond.attrs["dtype"] == np.dtype(dtype).name
+    np.testing.assert_array_equal(run_ours(model, {"x": x})[0], run_ort(model, {"x": x})[0])
+
+
 # --- round trip through export --------------------------------------------------------------
 @pytest.mark.parametrize("name,shape", [("mlp", (4, 10)), ("lenet_bn", (2, 1, 28, 28))])
 def test_sample_round_trip(name, shape, tmp_path):

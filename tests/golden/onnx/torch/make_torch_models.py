@@ -1,4 +1,4 @@
-"""Small PyTorch models exported to ONNX, for the importer's tests (tests/onnx/test_torch_models.py).
+"""Small PyTorch models exported to ONNX, for tests/onnx/test_torch_models.py.
 
 Run from the repository root with a Python that has torch (CPU wheel) and, for the dynamo
 exporter, onnxscript; the test suite itself never imports torch:
@@ -28,11 +28,10 @@ same files (up to the exporter's producer_version string).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import warnings
-
-import logging
 
 import numpy as np
 import torch
