@@ -56,6 +56,7 @@ class ExportContext:
         self.in_dynamic: list[tuple[bool, ...]] = []
         self.out_shapes: list[tuple] = []
         self.out_dtypes: list[np.dtype] = []
+        self.out_dynamic: list[tuple[bool, ...]] = []
         self._counter = 0
 
     # --- emitting ---------------------------------------------------------------------------

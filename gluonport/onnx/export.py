@@ -402,6 +402,7 @@ def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> No
     ctx.in_dynamic = [g.dyn.get((id(s), i), ()) for s, i in node.inputs]
     ctx.out_shapes = [g.shapes.get((id(node), i)) for i in range(node.num_outputs())]
     ctx.out_dtypes = [g.types.get((id(node), i)) for i in range(node.num_outputs())]
+    ctx.out_dynamic = [g.dyn.get((id(node), i), ()) for i in range(node.num_outputs())]
     handler = get_converter(node, ctx.opset)
     try:
         handler(ctx)

@@ -210,9 +210,14 @@ FOLD_LIMIT = 4096
 
 
 def _shape_attr(ctx, op: str) -> tuple[int, ...]:
-    """The ``shape`` attribute, which must be complete (a 0 dim would come from the graph, and
-    could vary with the dynamic axes)."""
+    """The ``shape`` attribute; 0 dims (MXNet's "infer from the graph", e.g. an RNN layer's
+    begin state of unknown batch) take the inferred output shape when it does not vary with
+    the dynamic axes."""
     shape = _out_shape(ctx.params)
+    inferred = ctx.out_shapes[0] if ctx.out_shapes else None
+    dynamic = any(ctx.out_dynamic[0]) if ctx.out_dynamic and ctx.out_dynamic[0] else False
+    if not known(shape) and known(inferred) and not dynamic:
+        shape = tuple(inferred)
     if not known(shape):
         raise ctx.fail(f"{op}: shape={ctx.params.shape} is not fully given (MXNet infers the "
                        "0 dims from the graph); give every dimension, or use zeros_like / "
