@@ -57,6 +57,7 @@ class ExportContext:
         self.out_shapes: list[tuple] = []
         self.out_dtypes: list[np.dtype] = []
         self.out_dynamic: list[tuple[bool, ...]] = []
+        self.producers: list = []  # the MXNet node behind each input
         self._counter = 0
 
     # --- emitting ---------------------------------------------------------------------------
@@ -98,6 +99,16 @@ class ExportContext:
     def param(self, i: int) -> np.ndarray | None:
         """The value of input ``i`` when it is a parameter (for re-layout), else ``None``."""
         return self.param_values.get(self.inputs[i])
+
+    def is_zeros(self, i: int) -> bool:
+        """Whether input ``i`` is an all-zero fill (``_zeros``, or ``_full`` of 0): an ONNX op
+        whose optional input defaults to zeros can then omit it (RNN initial states)."""
+        src = self.producers[i] if i < len(self.producers) else None
+        if src is None or src.op is None:
+            return False
+        if src.op.name in ("_zeros", "_zeros_without_dtype"):
+            return True
+        return src.op.name == "_full" and float(src.params.value) == 0.0
 
     def cast_to(self, tensor: str, dtype: Any) -> str:
         """``Cast`` ``tensor`` to ``dtype`` (numpy dtype or name)."""

@@ -270,12 +270,22 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
                         if n.op is None and n.name in pvals}
     ctx.consumed = {tnames[(id(s), i)] for n in g.order if n.op is not None
                     for s, i in n.inputs} | {tnames[(id(n), i)] for n, i in sym._outputs}
+    failed: list[tuple[set[str], ConversionError]] = []
     for node in g.order:
-        if node.op is not None:
+        if node.op is None:
+            continue
+        try:
             _convert_node(ctx, node, tnames, g)
+        except ConversionError as exc:
+            # Harmless if nothing ends up reading this node (a consumer's converter may not
+            # need it: RNN omits an all-zero initial state); decided once all are converted.
+            failed.append(({tnames[(id(node), i)] for i in range(node.num_outputs())}, exc))
     outputs = [tnames[(id(n), i)] for n, i in sym._outputs]
     ctx.nodes = _live_nodes(ctx.nodes, set(outputs))
     used = {i for n in ctx.nodes for i in n.input}
+    for names, exc in failed:
+        if names & (used | set(outputs)):
+            raise exc
     weights = [(name, np.asarray(v)) for name, v in ctx.param_values.items() if name in used]
     weights += [(name, np.asarray(v)) for name, v in ctx.initializers.items()
                 if name in used or name in outputs]
@@ -403,6 +413,7 @@ def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> No
     ctx.out_shapes = [g.shapes.get((id(node), i)) for i in range(node.num_outputs())]
     ctx.out_dtypes = [g.types.get((id(node), i)) for i in range(node.num_outputs())]
     ctx.out_dynamic = [g.dyn.get((id(node), i), ()) for i in range(node.num_outputs())]
+    ctx.producers = [s for s, _ in node.inputs]
     handler = get_converter(node, ctx.opset)
     try:
         handler(ctx)

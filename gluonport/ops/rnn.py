@@ -388,7 +388,11 @@ def _weights(ctx, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
 
 
 def _state_slice(ctx, i: int, layer: int, dirs: int, dtype: np.dtype) -> str:
-    """The initial state of one layer: rows ``layer*dirs ...`` of MXNet's (L*dirs, N, H)."""
+    """The initial state of one layer: rows ``layer*dirs ...`` of MXNet's (L*dirs, N, H);
+    omitted ("") when it is an all-zero fill (Gluon's begin_state), ONNX's default, which
+    also keeps a dynamic batch dynamic."""
+    if ctx.is_zeros(i):
+        return ""
     state = ctx.inputs[i]
     if ctx.params.num_layers > 1:
         state = ctx.make("Slice", [state, ctx.ints([layer * dirs], "start"),
