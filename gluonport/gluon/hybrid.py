@@ -124,7 +124,7 @@ class CachedGraph:
 
             def get_params():
                 version = tuple(p._version for _, p in params)
-                return version, {n: p.data(ctx)._data for n, p in params}
+                return version, lambda: {n: p.data(ctx)._data for n, p in params}
 
             graph = OnnxGraph(self.symbol, data_names, get_params, ctx,
                               RuntimeOptions(static_shape=self.static_shape))

@@ -46,8 +46,9 @@ class OnnxGraph:
     data_names:
         Its data inputs, in call order (everything else is a parameter or a label input).
     get_params:
-        Returns ``(version, {name: numpy array})`` of the current parameter values; a new
-        version re-exports the model.
+        Returns ``(version, values)``: a cheap version key of the current parameters, and
+        ``values()`` giving ``{name: numpy array}``, called only when the version changed (the
+        model is then exported again).
     ctx, options:
         Where and how onnxruntime runs (see :class:`RuntimeOptions`).
     """
@@ -91,15 +92,18 @@ class OnnxGraph:
         return export_symbol(self.symbol, params, shapes, types, self.opset)
 
     def _runner(self, arrays: Sequence[np.ndarray]) -> OrtRunner:
-        version, params = self.get_params()
+        version, values = self.get_params()
+        key = self._key(arrays)
+        runner = self._runners.get(key) if version == self._version else None
+        if runner is not None:
+            return runner
         with self._lock:
             if version != self._version:
                 self._runners.clear()
                 self._version = version
-            key = self._key(arrays)
             runner = self._runners.get(key)
             if runner is None:
-                model = self._export(arrays, params)
+                model = self._export(arrays, values())
                 runner = OrtRunner(model, self.ctx, self.options)
                 self._runners[self._key(arrays)] = runner
             return runner

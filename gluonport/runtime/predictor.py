@@ -107,7 +107,7 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
     if backend is None:
         backend = "onnxruntime" if graph_exports(sym) else "numpy"
     if backend == "onnxruntime":
-        graph = OnnxGraph(sym, data, lambda: (0, pvals), ctx, options)
+        graph = OnnxGraph(sym, data, lambda: (0, lambda: pvals), ctx, options)
         run = graph
         providers: Any = lambda: graph.providers  # noqa: E731
     elif backend == "numpy":
