@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from .._opsurface import OpSurface
 from ..context import Context, current_context
-from ..errors import DTypeError, GluonportError, ShapeError
+from ..errors import GluonportError, ShapeError
 from ..ops import registry
 from ..ops._call import bind_call
 
