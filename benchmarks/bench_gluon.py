@@ -12,9 +12,9 @@ import argparse
 import time
 
 import numpy as np
+from _oracle import table
 
 import gluonport as mx
-from _oracle import table
 from gluonport import gluon
 from gluonport.gluon import nn
 from gluonport.gluon.model_zoo import vision

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -12,7 +12,7 @@ __all__ = ["load_schema", "SCHEMAS"]
 SCHEMAS = ("symbol.schema.json",)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str = "symbol.schema.json") -> dict[str, Any]:
     """The parsed JSON Schema ``name`` (one of :data:`SCHEMAS`)."""
     return json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))

@@ -1,6 +1,7 @@
 """The wheel's package list must cover every package directory (pyproject lists them)."""
 
 import os
+
 import pytest
 
 tomllib = pytest.importorskip("tomllib")

@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from gluonport.onnx import export_symbol, max_opset
-from gluonport.symbol._graph import label_inputs
-from gluonport.symbol._graph import topo_order
+from gluonport.symbol._graph import label_inputs, topo_order
 from tests.ops._check import _build_sym, _compare, forward
 
 OPSETS = sorted({13, max_opset()})
