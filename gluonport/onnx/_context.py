@@ -5,6 +5,12 @@ A handler is ``handler(ctx)``; it reads the current MXNet node through ``ctx.par
 input shapes), ``ctx.in_dynamic`` (which dims vary with the dynamic axes) and ``ctx.opset``, and
 must define every name in ``ctx.outputs`` with ``ctx.make(...)``. Names it does not choose are
 made unique and deterministic from the MXNet node name.
+
+Provenance: after each handler the exporter calls :meth:`ExportContext.record_provenance`,
+which tags every ONNX node the handler emitted with its MXNet node's key (``doc_string``) and
+keeps one record per MXNet node (op, attribute strings, input and output tensor names); the
+exporter writes the records of the live nodes to the model's ``gluonport.provenance``
+metadata, which lets the importer restore an MXNet op whose lowering it cannot import.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ class ExportContext:
         self.out_dtypes: list[np.dtype] = []
         self.out_dynamic: list[tuple[bool, ...]] = []
         self.producers: list = []  # the MXNet node behind each input
+        # provenance key (MXNet node name, '#k' on a repeat) -> record (see record_provenance)
+        self.provenance: dict[str, dict[str, Any]] = {}
         self._counter = 0
 
     # --- emitting ---------------------------------------------------------------------------
@@ -79,6 +87,27 @@ class ExportContext:
         self.nodes.append(helper.make_node(op_type, list(inputs), list(outputs),
                                            name=node_name, domain=domain or None, **attrs))
         return outputs[0] if len(outputs) == 1 else list(outputs)
+
+    def record_provenance(self, start: int) -> None:
+        """Tag the ONNX nodes emitted since ``ctx.nodes[start]`` with the current MXNet node.
+
+        Each node's ``doc_string`` becomes the MXNet node's key (its name; ``name#1``... when
+        two MXNet nodes share a name), and ``provenance[key]`` records the MXNet op name, its
+        attribute strings verbatim, and its input and output tensor names (the ONNX names).
+        ``doc_string`` is allowed at every IR version (``NodeProto.metadata_props`` needs IR
+        10, opset 21's), and checkers and runtimes ignore it. A node a handler re-tags (an
+        earlier node's output renamed) keeps its first tag.
+        """
+        node = self.node
+        key, k = node.name, 0
+        while key in self.provenance:
+            k += 1
+            key = f"{node.name}#{k}"
+        self.provenance[key] = {"op": node.op.name, "attrs": dict(node.attrs),
+                                "inputs": list(self.inputs), "outputs": list(self.outputs)}
+        for onnx_node in self.nodes[start:]:
+            if not onnx_node.doc_string:
+                onnx_node.doc_string = key
 
     def fresh(self, hint: str) -> str:
         """A new unique tensor name derived from the current MXNet node."""

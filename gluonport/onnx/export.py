@@ -27,7 +27,9 @@ from ._stream import write_model
 from .opset import check_opset, ir_version_for
 
 __all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
-           "label_inputs", "file_sha256"]
+           "label_inputs", "file_sha256", "PROVENANCE_KEY"]
+
+PROVENANCE_KEY = "gluonport.provenance"
 
 _CUSTOM: dict[str, list[tuple[int, Callable]]] = {}
 _BIG = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GB limit, with headroom
@@ -315,11 +317,22 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
             # ONNX graph output -> MXNet output name (list_outputs), the map back to the graph;
             # ONNX node names are "<MXNet node name>__<ONNX op>".
             "gluonport.output_names": json.dumps(
-                {o.name: mx for o, mx in zip(outs, sym.list_outputs())})}
+                {o.name: mx for o, mx in zip(outs, sym.list_outputs())}),
+            # MXNet node key (each ONNX node's doc_string) -> {op, attrs, inputs, outputs}:
+            # what the importer restores when it cannot import a node's lowering
+            PROVENANCE_KEY: _provenance_json(ctx)}
     meta.update(metadata or {})
     for k, v in meta.items():
         model.metadata_props.add(key=k, value=str(v))
     return model, large
+
+
+def _provenance_json(ctx: ExportContext) -> str:
+    """The records of the MXNet nodes that still have an ONNX node, in graph order, as
+    compact JSON (deterministic: insertion order, no whitespace)."""
+    live = {n.doc_string for n in ctx.nodes if n.doc_string}
+    records = {k: v for k, v in ctx.provenance.items() if k in live}
+    return json.dumps(records, separators=(",", ":"), ensure_ascii=False)
 
 
 def _drop_inputs(model: Any, names: set[str]) -> None:
@@ -415,12 +428,15 @@ def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> No
     ctx.out_dynamic = [g.dyn.get((id(node), i), ()) for i in range(node.num_outputs())]
     ctx.producers = [s for s, _ in node.inputs]
     handler = get_converter(node, ctx.opset)
+    start = len(ctx.nodes)
     try:
         handler(ctx)
     except GluonportError:
         raise
     except Exception as exc:  # a handler bug must still name the node
         raise ctx.fail(f"ONNX conversion failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        ctx.record_provenance(start)
 
 
 def file_sha256(path: str) -> str:

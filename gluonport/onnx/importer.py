@@ -35,6 +35,7 @@ from . import _import_ops  # noqa: F401  (registers every handler)
 from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, select_handler
 from ._import_fold import Facts, fold_model
 from ._import_load import load_model
+from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
 
 __all__ = ["import_model", "get_model_metadata", "import_to_gluon", "export_mxnet",
            "import_graph", "ImportedGraph"]
@@ -95,15 +96,17 @@ def _type_problem(facts: Facts, node: onnx.NodeProto) -> str:
     return ""
 
 
-def _scan(facts: Facts, opsets: dict[str, int], label: str, strict: bool) -> list:
-    """Handlers for every node; raises one UnsupportedOpError listing every problem."""
-    problems: list[tuple[str, str, str]] = []
-    chosen = []
+def _scan_nodes(facts: Facts, opsets: dict[str, int], label: str, strict: bool
+                ) -> tuple[list, list[tuple[int, tuple[str, str, str]]]]:
+    """Handlers for every node (None where there is none) and the problems found, each with
+    its node's index."""
+    problems: list[tuple[int, tuple[str, str, str]]] = []
+    chosen: list = []
     installed = onnx.defs.onnx_opset_version()
     for i, node in enumerate(facts.nodes):
         why = _type_problem(facts, node)
         if why:
-            problems.append((node.op_type, _node_label(node, i), why))
+            problems.append((i, (node.op_type, _node_label(node, i), why)))
             chosen.append(None)
             continue
         domain = "" if node.domain == "ai.onnx" else node.domain
@@ -111,33 +114,34 @@ def _scan(facts: Facts, opsets: dict[str, int], label: str, strict: bool) -> lis
         handler, version, why = select_handler(node.op_type, domain, opset)
         name = _node_label(node, i)
         if handler is None:
-            problems.append((node.op_type, name, why))
+            problems.append((i, (node.op_type, name, why)))
             chosen.append(None)
             continue
         extra = sorted(a.name for a in node.attribute
                        if handler.attrs is not None and a.name not in handler.attrs)
         if extra:
-            problems.append((node.op_type, name, f"attribute(s) {extra} are not supported"))
+            problems.append((i, (node.op_type, name, f"attribute(s) {extra} are not "
+                                                     "supported")))
         reviewed = op_version(node.op_type, domain, REVIEWED_OPSET) if domain == "" else None
         if domain == "" and (opset > installed or (reviewed or 0) < version):
             msg = (f"{label}: node {name!r} ({node.op_type}) uses op version {version} "
                    f"(opset {opset}); the importer was reviewed up to opset {REVIEWED_OPSET}")
             if strict:
-                problems.append((node.op_type, name, f"version {version} is newer than the "
-                                 f"reviewed opset {REVIEWED_OPSET} (strict=True)"))
+                problems.append((i, (node.op_type, name, f"version {version} is newer than "
+                                     f"the reviewed opset {REVIEWED_OPSET} (strict=True)")))
             else:
                 warnings.warn(msg + "; check the result", stacklevel=4)
         chosen.append((handler, version, opset))
-    if problems:
-        raise _unsupported_error(problems, label)
-    return chosen
+    return chosen, problems
 
 
-def _unsupported_error(problems: list[tuple[str, str, str]], label: str) -> UnsupportedOpError:
+def _unsupported_error(problems: list[tuple[str, str, str]], label: str,
+                       notes: list[str] | None = None) -> UnsupportedOpError:
     ops: dict[str, list[str]] = {}
     for op_type, name, _ in problems:
         ops.setdefault(op_type, []).append(name)
     lines = "\n".join(f"  node {name!r} ({op}): {why}" for op, name, why in problems)
+    lines += "".join(f"\n  {note}" for note in notes or ())
     return UnsupportedOpError(
         f"{label}: {len(problems)} node(s) cannot be imported into MXNet:\n{lines}\n"
         "supported ONNX ops: see gluonport/onnx/README.md", ops)
@@ -158,6 +162,8 @@ class _Builder:
         for n in self.inputs:
             self._note_dims(n, self.env[n])
         self.problems: list[tuple[str, str, str]] = []
+        self.failed: list[int] = []  # indices of the nodes behind self.problems
+        self.index = -1  # the node being converted
         self.graph_outputs = [o.name for o in model.graph.output]
 
     def _note_dims(self, name: str, s: Symbol) -> None:
@@ -179,6 +185,7 @@ class _Builder:
     def convert(self, index: int, node: onnx.NodeProto, choice: tuple) -> None:
         handler, version, opset = choice
         label = _node_label(node, index)
+        self.index = index
         ins = [self.value(n) for n in node.input]
         if any(v is None and n for v, n in zip(ins, node.input)):
             return  # an input failed to convert: that node is already reported
@@ -190,6 +197,7 @@ class _Builder:
             result = handler.fn(self.ctx, *ins, **_attrs(node))
         except UnsupportedOpError as exc:
             self.problems.append((node.op_type, label, str(exc).split("): ", 1)[-1]))
+            self.failed.append(index)
             return
         except GluonportError as exc:
             raise ConversionError(f"{self.label}: node {label!r} ({node.op_type}): {exc}") \
@@ -215,6 +223,7 @@ class _Builder:
         if missing and self._consumed(missing):
             self.problems.append((node.op_type, self.ctx.node_name,
                                   f"output(s) {missing} have no MXNet equivalent"))
+            self.failed.append(self.index)
 
     def _consumed(self, names: list[str]) -> bool:
         wanted = set(names)
@@ -230,6 +239,77 @@ class _Builder:
         if name in self.inputs:
             return var(name)
         raise ConversionError(f"{self.label}: graph output {name!r} is not computed by any node")
+
+
+def _build_all(model: onnx.ModelProto, facts: Facts, chosen: list, problems: list,
+               restorer: Restorer | None, mode: str, label: str, strict: bool) -> _Builder:
+    """Run every handler; with a ``restorer``, the groups of MXNet nodes that cannot be
+    imported (``mode='auto'``: a node without a handler, or whose handler fails; ``'always'``:
+    all) become their recorded MXNet op. A failure during the build adds its group and
+    builds again. Raises the UnsupportedOpError of whatever cannot be imported nor restored."""
+    consts = dict(facts.consts)
+    wanted: set[str] = set()
+    if restorer is not None:
+        wanted = restorer.all_keys() if mode == "always" else _keys(restorer, problems)
+    while True:
+        groups, refused = restorer.plan(wanted) if restorer else ({}, {})
+        left = [p for i, p in problems if _key(restorer, i) not in groups]
+        if left:
+            raise _unsupported_error(left, label, _notes(restorer, problems, refused))
+        facts.consts = dict(consts)  # a failed attempt's handlers may have added values
+        b = _Builder(model, facts, label, strict)
+        more = _run_steps(b, restorer.steps(chosen, groups) if restorer else chosen,
+                          restorer, wanted, label)
+        if more:
+            wanted |= more
+            continue
+        if b.problems:
+            if restorer is not None and _keys(restorer, b.failed) - wanted:
+                wanted |= _keys(restorer, b.failed)
+                continue
+            err = _unsupported_error(b.problems, label, _notes(restorer, b.failed, refused))
+            err.needs_const = set(b.ctx.needs_const)  # what the ONNX backend may specialize on
+            raise err
+        return b
+
+
+def _run_steps(b: _Builder, steps: list, restorer: Restorer | None, wanted: set[str],
+               label: str) -> set[str]:
+    """Convert every node (or build a restored group); returns the groups to add when a
+    handler's ConversionError hits a node of a group not yet restored (else re-raises)."""
+    for i, (node, step) in enumerate(zip(b.facts.nodes, steps)):
+        if step is None:
+            continue
+        if isinstance(step, OpGroup):
+            build_group(b, step, label)
+            continue
+        try:
+            b.convert(i, node, step)
+        except ConversionError:
+            key = _key(restorer, i)
+            if key is None or key in wanted:
+                raise
+            return {key}
+    return set()
+
+
+def _key(restorer: Restorer | None, index: int) -> str | None:
+    return restorer.key_of(index) if restorer is not None else None
+
+
+def _keys(restorer: Restorer, items: list) -> set[str]:
+    """Group keys of node indices (or of ``(index, problem)`` pairs)."""
+    keys = {restorer.key_of(i if isinstance(i, int) else i[0]) for i in items}
+    return {k for k in keys if k is not None}
+
+
+def _notes(restorer: Restorer | None, items: list, refused: dict[str, str]) -> list[str]:
+    """Why the groups of the failing nodes (indices or ``(index, problem)`` pairs) could not
+    be restored, one line per group."""
+    if restorer is None:
+        return []
+    keys = sorted(k for k in _keys(restorer, items) if k in refused)
+    return [restored_note(restorer.groups[k].record, refused[k]) for k in keys]
 
 
 def _split(sym: Symbol, params: dict[str, np.ndarray]
@@ -253,19 +333,20 @@ def _prepare(model_file: Any, check: bool) -> tuple[onnx.ModelProto, str]:
     return model, label
 
 
-def import_graph(model_file: Any, strict: bool = False, check: bool = True) -> ImportedGraph:
-    """Import to an :class:`ImportedGraph` (numpy params, ONNX input/output names)."""
+def import_graph(model_file: Any, strict: bool = False, check: bool = True,
+                 restore_mxnet_ops: str = "auto") -> ImportedGraph:
+    """Import to an :class:`ImportedGraph` (numpy params, ONNX input/output names);
+    ``restore_mxnet_ops`` as in :func:`import_model`."""
+    check_mode(restore_mxnet_ops)
     model, label = _prepare(model_file, check)
     opsets = _opsets(model)
     facts = fold_model(model, opsets)
-    chosen = _scan(facts, opsets, label, strict)
-    b = _Builder(model, facts, label, strict)
-    for i, (node, choice) in enumerate(zip(facts.nodes, chosen)):
-        b.convert(i, node, choice)
-    if b.problems:
-        err = _unsupported_error(b.problems, label)
-        err.needs_const = set(b.ctx.needs_const)  # what the ONNX backend may specialize on
-        raise err
+    chosen, problems = _scan_nodes(facts, opsets, label, strict)
+    inits = set(facts.consts)
+    restorer = Restorer.create(model, facts.nodes, facts.consts,
+                               [i.name for i in model.graph.input if i.name not in inits],
+                               restore_mxnet_ops)
+    b = _build_all(model, facts, chosen, problems, restorer, restore_mxnet_ops, label, strict)
     outs = [b.output(o.name) for o in model.graph.output]
     if not outs:
         raise ConversionError(f"{label}: the graph has no outputs")
@@ -275,7 +356,8 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True) -> I
     return ImportedGraph(sym, arg, aux, b.inputs, [o.name for o in model.graph.output], types)
 
 
-def import_model(model_file: Any, strict: bool = False) -> tuple[Symbol, dict, dict]:
+def import_model(model_file: Any, strict: bool = False, restore_mxnet_ops: str = "auto"
+                 ) -> tuple[Symbol, dict, dict]:
     """Import an ONNX model into an MXNet symbol and parameters (``mxnet.contrib.onnx``).
 
     Parameters
@@ -285,6 +367,12 @@ def import_model(model_file: Any, strict: bool = False) -> tuple[Symbol, dict, d
     strict : bool
         Refuse ops whose version is newer than the importer was reviewed for (by default they
         import with a warning).
+    restore_mxnet_ops : {'auto', 'always', 'never'}
+        For a model gluonport exported (its provenance metadata): ``'auto'`` replaces the ONNX
+        nodes of an MXNet op whose lowering cannot be imported (``box_nms``, ``ROIAlign``,
+        ``Proposal``... use ops MXNet 1.x lacks) by that original op with its recorded
+        attributes; ``'always'`` does so for every op it can; ``'never'`` imports every node
+        through the ONNX importers. Other producers' models are never changed.
 
     Returns
     -------
@@ -296,7 +384,7 @@ def import_model(model_file: Any, strict: bool = False) -> tuple[Symbol, dict, d
     aux_params : dict of str to NDArray
         Auxiliary states: BatchNormalization's mean and variance.
     """
-    g = import_graph(model_file, strict=strict)
+    g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
     return (g.sym, {k: NDArray(v) for k, v in g.arg_params.items()},
             {k: NDArray(v) for k, v in g.aux_params.items()})
 
@@ -323,12 +411,14 @@ def _dims(vi: onnx.ValueInfoProto) -> tuple[int, ...]:
     return tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
 
 
-def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False) -> Any:
+def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False,
+                    restore_mxnet_ops: str = "auto") -> Any:
     """Import an ONNX model as a Gluon :class:`~gluonport.gluon.SymbolBlock` (MXNet's
-    ``import_to_gluon``): inputs are the ONNX graph inputs, parameters loaded on ``ctx``."""
+    ``import_to_gluon``): inputs are the ONNX graph inputs, parameters loaded on ``ctx``;
+    ``restore_mxnet_ops`` as in :func:`import_model`."""
     from ..gluon.symbol_block import SymbolBlock
 
-    g = import_graph(model_file, strict=strict)
+    g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
     net = SymbolBlock(g.sym, [var(n) for n in g.input_names])
     values = {**g.arg_params, **g.aux_params}
     net.collect_params().load_dict({k: NDArray(v) for k, v in values.items()}, ctx,
@@ -337,16 +427,17 @@ def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False) -> A
     return net
 
 
-def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = False
-                 ) -> tuple[str, str]:
+def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = False,
+                 restore_mxnet_ops: str = "auto") -> tuple[str, str]:
     """Import ``model_file`` and write ``PREFIX-symbol.json`` + ``PREFIX-%04d.params`` (a
-    Module-API checkpoint MXNet 1.9.1 loads with ``mx.model.load_checkpoint``).
+    Module-API checkpoint MXNet 1.9.1 loads with ``mx.model.load_checkpoint``);
+    ``restore_mxnet_ops`` as in :func:`import_model`.
 
     Returns the two paths written.
     """
     from ..model import save_checkpoint
 
-    g = import_graph(model_file, strict=strict)
+    g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
     save_checkpoint(os.fspath(prefix), epoch, g.sym,
                     {k: NDArray(v) for k, v in g.arg_params.items()},
                     {k: NDArray(v) for k, v in g.aux_params.items()})

@@ -4,10 +4,11 @@
 
 Our side (this Python) writes, into a temporary folder: Gluon exports (the README's LeNet with
 a raw parameter, a model-zoo resnet18_v1 and mobilenetv2_0.25, an LSTM layer net), a legacy
-Module-API checkpoint with SoftmaxOutput (save_checkpoint), a model round-tripped through ONNX
-(export -> import -> export_mxnet), and plain nd.save files of every dtype MXNet 1.x loads,
-each with an input and gluonport's output. Then the oracle's Python (MXNet 1.9.1) loads every
-file and compares. Prints one row per file and exits 1 on any mismatch.
+Module-API checkpoint with SoftmaxOutput (save_checkpoint), models round-tripped through ONNX
+(export -> import -> export_mxnet: LeNet, and a mini SSD + box_nms detector whose detection ops
+the importer restores from the export's provenance), and plain nd.save files of every dtype
+MXNet 1.x loads, each with an input and gluonport's output. Then the oracle's Python (MXNet
+1.9.1) loads every file and compares. Prints one row per file and exits 1 on any mismatch.
 """
 from __future__ import annotations
 
@@ -158,6 +159,47 @@ def checkpoint_and_onnx_cases(d: str) -> list[dict]:
     return cases
 
 
+def detector_case(d: str) -> list[dict]:
+    """A miniature SSD + class-aware NMS (conv heads, MultiBoxPrior, MultiBoxDetection,
+    box_nms) exported to ONNX, imported back (the two detection ops are restored from the
+    export's provenance: their ONNX lowerings use NonMaxSuppression / Unique / ScatterND, which
+    MXNet lacks) and written with export_mxnet; MXNet must give the original graph's outputs."""
+    import gluonport as mx
+    from gluonport.onnx.importer import export_mxnet
+
+    rng = np.random.RandomState(3)
+    params: dict = {}
+
+    def conv(x, name, filters, channels):
+        params[f"{name}_weight"] = rng.normal(0, 0.3, (filters, channels, 3, 3)).astype("f4")
+        params[f"{name}_bias"] = rng.normal(0, 0.1, filters).astype(np.float32)
+        return mx.sym.Convolution(x, mx.sym.var(f"{name}_weight"), mx.sym.var(f"{name}_bias"),
+                                  kernel=(3, 3), pad=(1, 1), num_filter=filters, name=name)
+
+    feat = mx.sym.relu(conv(mx.sym.var("data"), "body", 8, 3), name="act")
+    cls = mx.sym.reshape(mx.sym.transpose(conv(feat, "cls", 12, 8), axes=(0, 2, 3, 1)),
+                         shape=(0, -1, 4))
+    cls = mx.sym.transpose(mx.sym.softmax(cls, axis=-1), axes=(0, 2, 1))
+    loc = mx.sym.flatten(mx.sym.transpose(conv(feat, "loc", 12, 8), axes=(0, 2, 3, 1)))
+    prior = mx.sym.contrib.MultiBoxPrior(feat, sizes=(0.3, 0.15), ratios=(1, 2), name="prior")
+    det = mx.sym.contrib.MultiBoxDetection(cls, loc, prior, nms_threshold=0.45, nms_topk=40,
+                                           threshold=0.05, name="detection")
+    sym = mx.sym.contrib.box_nms(det, overlap_thresh=0.3, topk=20, id_index=0, name="nms")
+    x = rng.uniform(0, 1, (2, 3, 8, 8)).astype(np.float32)
+    exe = sym.bind(mx.cpu(), {"data": mx.nd.array(x),
+                              **{k: mx.nd.array(v) for k, v in params.items()}})
+    y = exe.forward()[0].asnumpy()
+    onnx_file = os.path.join(d, "detector.onnx")
+    mx.onnx.export_model(sym, params, [x.shape], onnx_file_path=onnx_file)
+    sym_file, params_file = export_mxnet(onnx_file, os.path.join(d, "detector_back"))[:2]
+    restored = {n["op"] for n in json.load(open(sym_file))["nodes"]}
+    assert {"_contrib_MultiBoxDetection", "_contrib_box_nms"} <= restored, restored
+    return [{"kind": "gluon", "name": "ONNX -> MXNet (export_mxnet) SSD + box_nms, restored ops",
+             "symbol": sym_file, "params": params_file, "inputs": ["data"],
+             "input_files": _save(d, "detector-in", [x]),
+             "output_files": _save(d, "detector-out", [y])}]
+
+
 def ndsave_cases(d: str) -> list[dict]:
     import gluonport as mx
 
@@ -181,7 +223,7 @@ def main() -> int:
     args = ap.parse_args()
     d = args.keep or tempfile.mkdtemp(prefix="gluonport-mxcheck-")
     os.makedirs(d, exist_ok=True)
-    cases = gluon_cases(d) + checkpoint_and_onnx_cases(d) + ndsave_cases(d)
+    cases = gluon_cases(d) + checkpoint_and_onnx_cases(d) + detector_case(d) + ndsave_cases(d)
     spec = os.path.join(d, "cases.json")
     with open(spec, "w") as f:
         json.dump(cases, f)
