@@ -7,7 +7,6 @@ written to a temp file and renamed, so a failed export leaves no half-written fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, dtypes
+from .._hashing import file_digest
 from ..errors import ConversionError, GluonportError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
@@ -441,11 +441,7 @@ def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> No
 
 def file_sha256(path: str) -> str:
     """Hex sha256 of a file (recorded in exported models' metadata)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return file_digest(path, "sha256")
 
 
 def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = np.float32,

@@ -8,9 +8,9 @@ MXNet downloads ``<name>-<sha1[:8]>.params`` into ``$MXNET_HOME/models`` (defaul
 
 from __future__ import annotations
 
-import hashlib
 import os
 
+from ..._hashing import file_digest
 from ...errors import GluonportError
 
 __all__ = ["get_model_file", "purge", "short_hash", "data_dir", "MODEL_SHA1"]
@@ -68,11 +68,7 @@ def short_hash(name: str) -> str:
 
 
 def _sha1(path: str) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return file_digest(path, "sha1")
 
 
 def get_model_file(name: str, root: str | None = None) -> str:
