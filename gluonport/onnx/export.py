@@ -20,7 +20,7 @@ from ..errors import ConversionError, GluonportError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import load as sym_load
-from ..symbol._graph import Node, label_inputs, topo_order
+from ..symbol._graph import Node, label_inputs, op_listing, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
 from ._stream import write_model
@@ -406,9 +406,7 @@ def _check_converters(order: list[Node], opset: int) -> None:
         missing.setdefault(n.op.name, []).append(n.name)
         reasons.setdefault(n.op.name, _why_no_converter(n, opset))
     if missing:
-        listing = "; ".join(f"{op} [{reasons[op]}] ({', '.join(v[:3])}"
-                            f"{', ...' if len(v) > 3 else ''})"
-                            for op, v in sorted(missing.items()))
+        listing = op_listing(missing, reasons, limit=3)
         raise UnsupportedOpError(
             f"cannot export to ONNX opset {opset}: {len(missing)} operator(s) have no ONNX "
             f"converter: {listing}. Register one with gluonport.onnx.register_converter(op) "

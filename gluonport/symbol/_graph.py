@@ -129,6 +129,17 @@ def is_known(op: OpDef) -> bool:
     return registry.find(op.name) is op
 
 
+def op_listing(missing: dict[str, list[str]], reasons: dict[str, str] | None = None,
+               limit: int = 5) -> str:
+    """``"Op [reason] (nodes: a, b, ...); Op2 (...)"`` for error messages, ops sorted."""
+    def one(op: str, names: list[str]) -> str:
+        why = f" [{reasons[op]}]" if reasons and op in reasons else ""
+        more = ", ..." if len(names) > limit else ""
+        return f"{op}{why} (nodes: {', '.join(names[:limit])}{more})"
+
+    return "; ".join(one(op, names) for op, names in sorted(missing.items()))
+
+
 def check_supported(nodes: Iterable[Node], what: str = "run") -> None:
     """Raise one :class:`UnsupportedOpError` listing every unknown op and its nodes."""
     missing: dict[str, list[str]] = {}
@@ -136,9 +147,7 @@ def check_supported(nodes: Iterable[Node], what: str = "run") -> None:
         if n.op is not None and not is_known(n.op):
             missing.setdefault(n.op.name, []).append(n.name)
     if missing:
-        listing = "; ".join(f"{op} (nodes: {', '.join(names[:5])}"
-                            f"{', ...' if len(names) > 5 else ''})"
-                            for op, names in sorted(missing.items()))
+        listing = op_listing(missing)
         raise UnsupportedOpError(
             f"cannot {what} the graph: {len(missing)} operator(s) not supported by gluonport: "
             f"{listing}. Supported ops: see gluonport/ops/OPERATORS.md", missing)
