@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     pool,
     random,
     reduce,
+    resize,
     rnn,
     roi,
     sequence,
