@@ -169,16 +169,27 @@ def _check_data(data: tuple, g: Geometry, op: str) -> None:
                          f"{g.kernel}; it must be {g.nd + 2}-D (batch, channel, spatial...)")
 
 
-def _conv_shape(p, in_shapes):
-    g, groups = geometry(p, "Convolution"), _groups(p, "Convolution")
-    data = in_shapes[0]
+def _data_dims(p, op: str, data: tuple | None):
+    """Geometry, groups and the channels-first ``(n, c, spatial)`` of the data shape, checked
+    for rank and channel divisibility (shared by Convolution and Deconvolution); ``None`` when
+    the data shape is unknown (the attributes are validated either way)."""
+    g, groups = geometry(p, op), _groups(p, op)
     if data is None:
-        return in_shapes, [None]
-    _check_data(data, g, "Convolution")
+        return None
+    _check_data(data, g, op)
     n, c, *sp = _cf(tuple(data), g.channels_last)
     if c and c % groups:
-        raise ShapeError(f"Convolution: {c} input channels (data {fmt(data)}) are not "
-                         f"divisible by num_group={groups}")
+        raise ShapeError(f"{op}: {c} input channels (data {fmt(data)}) are not divisible by "
+                         f"num_group={groups}")
+    return g, groups, n, c, sp
+
+
+def _conv_shape(p, in_shapes):
+    data = in_shapes[0]
+    dims = _data_dims(p, "Convolution", data)
+    if dims is None:
+        return in_shapes, [None]
+    g, groups, n, c, sp = dims
     wshape = _uncf((p.num_filter, c // groups, *g.kernel), g.channels_last)
     ins = list(in_shapes)
     ins[1] = merge(in_shapes[1], wshape, "weight: ")
@@ -210,15 +221,11 @@ def _deconv_out(p, g: Geometry, sp: Sequence[int]) -> list[int]:
 
 
 def _deconv_shape(p, in_shapes):
-    g, groups = geometry(p, "Deconvolution"), _groups(p, "Deconvolution")
     data = in_shapes[0]
-    if data is None:
+    dims = _data_dims(p, "Deconvolution", data)
+    if dims is None:
         return in_shapes, [None]
-    _check_data(data, g, "Deconvolution")
-    n, c, *sp = _cf(tuple(data), g.channels_last)
-    if c and c % groups:
-        raise ShapeError(f"Deconvolution: {c} input channels (data {fmt(data)}) are not "
-                         f"divisible by num_group={groups}")
+    g, groups, n, c, sp = dims
     ins = list(in_shapes)
     wshape = _uncf((c, p.num_filter // groups, *g.kernel), g.channels_last)
     ins[1] = merge(in_shapes[1], wshape, "weight: ")
