@@ -85,6 +85,33 @@ def time_mxnet(prefix: str, shape: tuple[int, ...], iters: int = 20, warmup: int
     return res.pop("all_ms") if raw else res
 
 
+def time_mxnet_gluon(name: str, shape: tuple[int, ...], iters: int = 10) -> dict | None:
+    """MXNet 1.9.1's own model-zoo ``name`` forward, imperative and hybridized
+    (static_alloc/static_shape), median ms: ``{"imperative_ms": .., "hybridized_ms": ..}``, or
+    None without the oracle. Puts gluonport's imperative-vs-hybridized ratio next to MXNet's."""
+    if not have_oracle():
+        return None
+    out = _run(f"""
+        import json, time, mxnet as mx, numpy as np
+        from mxnet.gluon.model_zoo import vision
+        net = vision.get_model({name!r})
+        net.initialize(mx.init.Xavier())
+        x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, {shape!r}).astype('float32'))
+        def timed():
+            for _ in range(3):
+                net(x).wait_to_read()
+            ts = []
+            for _ in range({iters}):
+                t0 = time.perf_counter(); net(x).wait_to_read()
+                ts.append(time.perf_counter() - t0)
+            return float(np.median(ts) * 1e3)
+        imperative = timed()
+        net.hybridize(static_alloc=True, static_shape=True)
+        print(json.dumps({{"imperative_ms": imperative, "hybridized_ms": timed()}}))
+    """)
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def time_mxnet_export(prefix: str, shape: tuple[int, ...], repeat: int = 3) -> float | None:
     """Seconds MXNet 1.9.1's ``mxnet.onnx.export_model`` takes on the same files (median)."""
     if not have_oracle():
