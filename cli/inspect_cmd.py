@@ -42,7 +42,9 @@ def _print_mxnet(info: dict) -> None:
     click.echo(f"params:     {info['params_file'] or '(none)'} "
                f"{'/'.join(info['params_record_versions'])}")
     click.echo(f"written by: MXNet {info['mxnet_version']}")
-    click.echo(f"inputs:     {', '.join(info['inputs'])}")
+    hints = info.get("input_shape_hints", {})
+    click.echo("inputs:     " + "; ".join(f"{n}, looks like {hints[n]}" if n in hints else n
+                                          for n in info["inputs"]))
     click.echo(f"outputs:    {', '.join(info['outputs'])}")
     click.echo(f"parameters: {info['parameters']:,} ({human_bytes(info['parameter_bytes'])}) in "
                f"{info['arg_params']} arg + {info['aux_params']} aux arrays")

@@ -20,6 +20,7 @@ __all__ = [
     "DeviceError",
     "ExecutionError",
     "ConversionError",
+    "InputShapeError",
     "ParameterError",
     "ParameterNotInitializedError",
     "DeferredInitializationError",
@@ -95,6 +96,16 @@ class ExecutionError(GluonportError, RuntimeError):
 
 class ConversionError(GluonportError, RuntimeError):
     """A conversion (MXNet <-> ONNX) failed for a reason other than an unsupported op."""
+
+
+class InputShapeError(ConversionError):
+    """Input shapes are needed and neither given nor recorded in the graph (Gluon's ``export``
+    records none). ``inputs`` names the inputs whose shape is missing, so a front end (the CLI)
+    can word the fix in its own terms."""
+
+    def __init__(self, message: str, inputs: list[str]):
+        self.inputs = list(inputs)
+        super().__init__(message)
 
 
 class ParameterError(GluonportError, ValueError):

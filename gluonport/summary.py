@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ._modelpath import ModelFiles, resolve_model
 
-__all__ = ["summarize"]
+__all__ = ["summarize", "input_shape_hints"]
 
 
 def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
@@ -29,6 +30,7 @@ def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
     known = set(arg_params) | set(aux_params)
     no_onnx = _ops_without_onnx(sym)
     inputs = [n for n in sym.list_arguments() if n not in known]
+    shapes = {k: tuple(v.shape) for k, v in {**arg_params, **aux_params}.items()}
     ops = Counter(n.op for n in graph.nodes if n.op != "null")
     arrays = list(arg_params.values()) + list(aux_params.values())
     return {
@@ -37,6 +39,7 @@ def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
         "params_file": files.params_file,
         "mxnet_version": _version_text(graph.mxnet_version),
         "inputs": inputs,
+        "input_shape_hints": input_shape_hints(sym, shapes),
         "outputs": sym.list_outputs(),
         "nodes": len(graph.nodes),
         "ops": dict(sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -47,6 +50,81 @@ def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
         "ops_without_onnx": no_onnx,
         "params_record_versions": _record_versions(files.params_file),
     }
+
+
+# Ops that keep their data input's shape, through which the walk below looks for the layer that
+# fixes an input's layout (input normalisation, casts, activations before the first layer).
+_SHAPE_KEEPING = frozenset({"BatchNorm", "LeakyReLU", "Dropout", "InstanceNorm", "LayerNorm"})
+
+
+def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, str]:
+    """What the first layer reading each data input implies about its shape, for inputs whose
+    shape the graph does not record (Gluon's ``export`` records none).
+
+    MXNet's shape inference never runs backwards from a weight to the data, so a graph alone
+    cannot say ``data`` is ``(N, 3, 224, 224)``; but a Convolution's weight fixes the channel
+    count and the spatial rank, a FullyConnected's weight the feature count and an Embedding
+    the integer ids. Returns e.g. ``{"data": "N,1,H,W (conv0 is a 2-D Convolution over 1
+    channel)"}``; inputs with a recorded shape or no recognisable first layer are left out.
+    """
+    from .symbol._graph import topo_order
+    from .symbol._infer import var_shape_attr
+
+    order = topo_order(m for m, _ in sym._outputs)
+    readers: dict[int, list[Any]] = {}
+    for node in order:
+        for pos, (src, _) in enumerate(node.inputs):
+            readers.setdefault(id(src), []).append((node, pos))
+    hints: dict[str, str] = {}
+    for var in order:
+        if var.op is not None or var.name in param_shapes:
+            continue
+        recorded = var_shape_attr(var)
+        if recorded and 0 not in recorded:
+            continue
+        frontier, seen = [var], set()
+        while frontier:
+            node = frontier.pop(0)
+            for reader, pos in readers.get(id(node), []):
+                if reader.name in seen:
+                    continue
+                seen.add(reader.name)
+                hint = _layer_hint(reader, pos, param_shapes)
+                if hint:
+                    hints.setdefault(var.name, hint)
+                elif pos == 0 and (reader.op.infer_shape is None
+                                   or reader.op.name in _SHAPE_KEEPING):
+                    frontier.append(reader)
+            if var.name in hints:
+                break
+    return hints
+
+
+def _layer_hint(node: Any, pos: int, param_shapes: Mapping[str, tuple]) -> str | None:
+    if pos != 0 or len(node.inputs) < 2:
+        return None
+    weight = param_shapes.get(node.inputs[1][0].name)
+    if not weight:
+        return None
+    op, p = node.op.name, node.params
+    if op in ("Convolution", "Deconvolution"):
+        rank = len(p.kernel)
+        spatial = ("W", "H,W", "D,H,W")[rank - 1] if 1 <= rank <= 3 else "..."
+        last = (p.layout or "").endswith("C")  # NHWC weights are (O, kh, kw, C/g)
+        channels = (weight[-1 if last else 1] * p.num_group if op == "Convolution"
+                    else weight[0])
+        shape = f"N,{spatial},{channels}" if last else f"N,{channels},{spatial}"
+        word = "channel" if channels == 1 else "channels"
+        return f"{shape} ({node.name} is a {rank}-D {op} over {channels} {word})"
+    if op == "FullyConnected":
+        features = weight[1]
+        if p.flatten:
+            return (f"N,{features} ({node.name} is a FullyConnected over {features} features; "
+                    f"any N,... whose dims after N multiply to {features} also works)")
+        return f"...,{features} ({node.name} is a FullyConnected over {features} features)"
+    if op == "Embedding":
+        return f"N,... of integer ids below {weight[0]} ({node.name} is an Embedding)"
+    return None
 
 
 def _ops_without_onnx(sym: Any) -> list[str]:

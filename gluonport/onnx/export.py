@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import __version__, dtypes
 from .._hashing import file_digest
-from ..errors import ConversionError, GluonportError, UnsupportedOpError
+from ..errors import ConversionError, GluonportError, InputShapeError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol import load as sym_load
@@ -117,21 +117,21 @@ class _Graph:
 
     def _data_shapes(self, in_shapes: Any) -> dict[str, tuple]:
         names = [n.name for n in self.data]
-        if in_shapes is None:
+        if in_shapes is None or isinstance(in_shapes, Mapping):
             from ..symbol._infer import var_shape_attr
 
-            shapes = {n.name: var_shape_attr(n) for n in self.data}
-            missing = [k for k, s in shapes.items() if not s or 0 in s]
-            if missing:
-                raise ConversionError(f"give in_shapes for the input(s) {missing}: their shapes "
-                                      "are not recorded in the graph")
-            return shapes
-        if isinstance(in_shapes, Mapping):
-            unknown = set(in_shapes) - set(names)
+            given = dict(in_shapes or {})
+            unknown = set(given) - set(names)
             if unknown:
                 raise ConversionError(f"in_shapes names {sorted(unknown)} are not inputs; the "
                                       f"inputs are {names}")
-            return {k: tuple(int(d) for d in v) for k, v in in_shapes.items()}
+            shapes = {n.name: tuple(int(d) for d in given[n.name]) if n.name in given
+                      else var_shape_attr(n) for n in self.data}
+            missing = [k for k, s in shapes.items() if k not in given and (not s or 0 in s)]
+            if missing:
+                raise InputShapeError(f"give in_shapes for the input(s) {missing}: their shapes "
+                                      "are not recorded in the graph", missing)
+            return shapes
         in_shapes = list(in_shapes)
         if len(in_shapes) == 1 and isinstance(in_shapes[0], int):
             in_shapes = [tuple(in_shapes)]

@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 
 import gluonport as mx
-from gluonport.errors import ConversionError, UnsupportedOpError
+from gluonport.errors import ConversionError, InputShapeError, UnsupportedOpError
 from gluonport.onnx import export_model, export_symbol, register_converter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -155,3 +155,16 @@ def test_in_shapes_errors_name_the_inputs():
         export_symbol(sym, {}, {"nope": (1,)})
     with pytest.raises(ConversionError, match="not an input"):
         export_symbol(sym, {}, {"data": (1,)}, dynamic_axes={"x": [0]})
+
+
+def test_in_shapes_mapping_completed_from_recorded_shapes():
+    a = mx.sym.var("a", shape=(2, 3))
+    b = mx.sym.var("b")
+    sym = mx.sym.broadcast_add(a, b)
+    with pytest.raises(InputShapeError, match=r"\['b'\]") as err:
+        export_symbol(sym, {}, None)
+    assert err.value.inputs == ["b"]  # 'a' records its shape; front ends word the fix
+    model = export_symbol(sym, {}, {"b": (1, 3)})  # 'a' comes from its __shape__
+    dims = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim]
+            for i in model.graph.input}
+    assert dims == {"a": [2, 3], "b": [1, 3]}
