@@ -73,6 +73,61 @@ def parse_device(text: str) -> Any:
     return mx.cpu(index) if m.group(1) == "cpu" else mx.gpu(index)
 
 
+def static_shape(shape: Any) -> tuple | None:
+    """``shape`` as a tuple when every dim is a known positive int, else None (an ONNX input
+    with a symbolic batch, a graph that records no shape)."""
+    if shape is None or any(not isinstance(d, int) or d <= 0 for d in shape):
+        return None
+    return tuple(shape)
+
+
+def model_shapes(names: list[str], given: dict[str, tuple], declared: dict[str, Any]
+                 ) -> dict[str, tuple]:
+    """``given`` completed with the shapes the model declares for the other inputs: fixed dims
+    as they are, a symbolic batch (axis 0 only) as 1. Inputs the model leaves open elsewhere
+    are left out, for :func:`shape_error` to report."""
+    out = dict(given)
+    for n in names:
+        dims = declared.get(n)
+        if n in out or not dims:
+            continue
+        rest = static_shape((1, *dims[1:]))
+        if rest is not None:
+            out[n] = (dims[0] if isinstance(dims[0], int) and dims[0] > 0 else 1, *rest[1:])
+    return out
+
+
+def shape_error(model: str, missing: list[str], params_file: str | None = None,
+                epoch: int | None = None, declared: dict[str, Any] | None = None) -> Exception:
+    """The one error for inputs whose shape a command needs and cannot know: a usage error
+    (exit 2) naming the options that give it and, where the model says something about it (the
+    first layer's weights of an MXNet graph, an ONNX input's declared dims), what the shape
+    looks like."""
+    from gluonport.errors import GluonportError
+    from gluonport.summary import input_shape_hints
+
+    hints: dict[str, str] = {}
+    if not model.lower().endswith(".onnx"):
+        try:
+            _, sym, params = load_mxnet(model, params_file, epoch)
+            hints = input_shape_hints(sym, {k: v.shape for k, v in params.items()})
+        except GluonportError:
+            pass
+    for n in missing:
+        if (declared or {}).get(n):
+            hints[n] = "(" + ",".join(str(d) for d in declared[n]) + ") in the model"
+    which = (f"input {missing[0]!r} is" if len(missing) == 1 else
+             f"inputs {', '.join(repr(n) for n in missing)} are")
+    fix = " ".join(f"--input-shape {n}=D1,D2,..." for n in missing)
+    text = (f"{model}: the shape of {which} not fixed by the model. Give {fix} (or "
+            "--input NAME=FILE.npy with real data)")
+    looks = [f"{n} is {hints[n]}" if hints[n].endswith("in the model") else
+             f"{n} looks like {hints[n]}" for n in missing if n in hints]
+    if looks:
+        text += "; " + "; ".join(looks)
+    return click.UsageError(text)
+
+
 def human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):

@@ -8,7 +8,16 @@ import time
 import click
 import numpy as np
 
-from ._common import MODEL_HELP, echo, input_options, model_options, parse_device, parse_shapes
+from ._common import (
+    MODEL_HELP,
+    echo,
+    input_options,
+    model_options,
+    model_shapes,
+    parse_device,
+    parse_shapes,
+    shape_error,
+)
 
 
 @click.command("bench", epilog=MODEL_HELP)
@@ -33,7 +42,6 @@ def bench(ctx, model, params_file, epoch, input_files, input_shapes, batch, devi
     Example:
       gluonport bench sample_models/lenet_bn --input-shape data=1,1,28,28 --batch 1,16
     """
-    from gluonport.errors import GluonportError
     from gluonport.runtime.predictor import load
 
     shapes = parse_shapes(input_shapes)
@@ -49,9 +57,10 @@ def bench(ctx, model, params_file, epoch, input_files, input_shapes, batch, devi
         if be == "numpy" and ctx_obj.device_type == "gpu":
             continue
         pred = load(model, epoch, ctx_obj, backend=be, params=params_file)
+        shapes = model_shapes(pred.input_names, shapes, pred.input_shapes)
         missing = [n for n in pred.input_names if n not in shapes]
         if missing:
-            raise GluonportError(f"give --input-shape for {missing}")
+            raise shape_error(model, missing, params_file, epoch, pred.input_shapes)
         for b in batches:
             feed = {n: np.random.default_rng(0).uniform(-1, 1, (b, *shapes[n][1:]))
                     .astype(np.float32) for n in pred.input_names}

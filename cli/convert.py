@@ -17,6 +17,7 @@ from ._common import (
     model_options,
     parse_inputs,
     parse_shapes,
+    shape_error,
 )
 
 
@@ -60,8 +61,8 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
 
     \b
     Examples:
-      gluonport convert sample_models/lenet_bn -o lenet.onnx --dynamic-batch
-      gluonport convert sample_models/mlp-symbol.json -o mlp.onnx --input-shape data=4,10
+      gluonport convert sample_models/lenet_bn -o lenet.onnx --input-shape data=2,1,28,28
+      gluonport convert sample_models/mlp -o mlp.onnx --input-shape data=4,10 --dynamic-batch
       gluonport convert lenet.onnx -o lenet_back      # writes lenet_back-symbol.json/-0000.params
     """
     shapes = parse_shapes(input_shapes)
@@ -100,7 +101,7 @@ def _to_onnx(ctx, model, dst, params_file, epoch, inputs, shapes, opset, dynamic
 def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch,
                    axes, cut, external_data, no_verify, rtol, atol):
     import gluonport as mx
-    from gluonport.errors import GluonportError
+    from gluonport.errors import GluonportError, InputShapeError
     from gluonport.onnx import export_model, verify
     from gluonport.onnx.export import _Graph, file_sha256
 
@@ -119,7 +120,10 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
         sym = mx.sym.Group(picked)
     in_shapes = {**{k: v.shape for k, v in inputs.items()}, **shapes} or None
     in_types = {k: v.dtype for k, v in inputs.items()} or np.float32
-    g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types, {})
+    try:
+        g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types, {})
+    except InputShapeError as exc:
+        raise shape_error(model, exc.inputs, params_file, epoch) from None
     names = [n.name for n in g.data]
     meta = {"gluonport.source_symbol_sha256": file_sha256(files.symbol_file)}
     if files.params_file:

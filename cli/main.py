@@ -69,8 +69,8 @@ def cli(ctx: click.Context, debug: bool, quiet: bool) -> None:
     \b
     Examples:
       gluonport inspect sample_models/lenet_bn-symbol.json
-      gluonport convert sample_models/lenet_bn -o lenet.onnx --dynamic-batch
-      gluonport validate sample_models/lenet_bn lenet.onnx --input-shape data=2,1,28,28
+      gluonport convert sample_models/lenet_bn -o lenet.onnx --input-shape data=2,1,28,28
+      gluonport validate sample_models/lenet_bn lenet.onnx
       gluonport run lenet.onnx --input data=sample_models/lenet_bn-input.npy
       gluonport quickstart sample_models/lenet_bn
 

@@ -12,9 +12,11 @@ from ._common import (
     echo,
     input_options,
     model_options,
+    model_shapes,
     parse_device,
     parse_inputs,
     parse_shapes,
+    shape_error,
 )
 
 
@@ -37,7 +39,6 @@ def run(ctx, model, params_file, epoch, input_files, input_shapes, device, backe
       gluonport run sample_models/lenet_bn --input data=sample_models/lenet_bn-input.npy
       gluonport run model.onnx --input-shape data=1,3,224,224 --device cuda:0 -o out.npz
     """
-    from gluonport.errors import GluonportError
     from gluonport.onnx.verify import random_inputs
     from gluonport.runtime.predictor import load
 
@@ -45,11 +46,13 @@ def run(ctx, model, params_file, epoch, input_files, input_shapes, device, backe
                      else backend, params=params_file)
     inputs = parse_inputs(input_files)
     shapes = parse_shapes(input_shapes)
+    shapes = model_shapes([n for n in predictor.input_names if n not in inputs], shapes,
+                          predictor.input_shapes)
     missing = [n for n in predictor.input_names if n not in inputs and n not in shapes]
     if missing:
-        raise GluonportError(f"no value for input(s) {missing}: give --input NAME=FILE.npy or "
-                             "--input-shape NAME=D1,D2,...")
-    inputs.update(random_inputs({n: s for n, s in shapes.items() if n not in inputs}, {}))
+        raise shape_error(model, missing, params_file, epoch, predictor.input_shapes)
+    made = {n: s for n, s in shapes.items() if n not in inputs}
+    inputs.update(random_inputs(made, {}))
     outs = predictor(**{n: inputs[n] for n in predictor.input_names})
     outs = outs if isinstance(outs, list) else [outs]
     named = dict(zip(predictor.output_names, outs))
@@ -62,6 +65,8 @@ def run(ctx, model, params_file, epoch, input_files, input_shapes, device, backe
     if as_json:
         click.echo(json.dumps({k: np.asarray(v).tolist() for k, v in named.items()}))
         return
+    for n, s in made.items():
+        echo(ctx, f"input {n}: random uniform(-1, 1), shape {tuple(s)}")
     echo(ctx, f"backend: {predictor.backend} on {predictor.ctx}")
     for name, value in named.items():
         v = np.asarray(value)

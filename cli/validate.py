@@ -12,8 +12,10 @@ from ._common import (
     input_options,
     load_mxnet,
     model_options,
+    model_shapes,
     parse_inputs,
     parse_shapes,
+    shape_error,
 )
 
 
@@ -38,9 +40,9 @@ def validate(ctx, model, other, params_file, epoch, input_files, input_shapes, r
 
     \b
     Examples:
-      gluonport validate sample_models/lenet_bn
-      gluonport validate sample_models/lenet_bn lenet.onnx --input-shape data=2,1,28,28
-      gluonport validate sample_models/lenet_bn --bisect
+      gluonport validate sample_models/lenet_bn --input data=sample_models/lenet_bn-input.npy
+      gluonport validate sample_models/lenet_bn lenet.onnx
+      gluonport validate sample_models/lenet_bn --input-shape data=2,1,28,28 --bisect
     """
     from gluonport.errors import ValidationError
 
@@ -64,6 +66,7 @@ def validate(ctx, model, other, params_file, epoch, input_files, input_shapes, r
 
 
 def _self_check(model, params_file, epoch, inputs, shapes, rtol, atol, bisect):
+    from gluonport.errors import InputShapeError
     from gluonport.onnx import bisect as run_bisect
     from gluonport.onnx.export import export_symbol
     from gluonport.onnx.verify import verify
@@ -76,7 +79,10 @@ def _self_check(model, params_file, epoch, inputs, shapes, rtol, atol, bisect):
     else:
         _, sym, params = load_mxnet(model, params_file, epoch)
     in_shapes = {**{k: v.shape for k, v in inputs.items()}, **shapes} or None
-    onnx_model = export_symbol(sym, params, in_shapes)
+    try:
+        onnx_model = export_symbol(sym, params, in_shapes)
+    except InputShapeError as exc:
+        raise shape_error(model, exc.inputs, params_file, epoch) from None
     report = verify(sym, params, onnx_model, inputs or None, in_shapes, rtol=rtol, atol=atol)
     where = None
     if bisect:
@@ -92,13 +98,14 @@ def _pair_check(model, other, params_file, epoch, inputs, shapes, rtol, atol):
     first = load(model, epoch, params=params_file)
     second = load(other)
     feed = dict(inputs)
-    need = {n: shapes.get(n) or _static(first.input_shapes.get(n))
-            for n in first.input_names if n not in feed}
-    missing = [n for n, s in need.items() if s is None]
+    # what either file declares (an MXNet graph usually nothing, its ONNX conversion the dims)
+    declared = {n: first.input_shapes.get(n) or second.input_shapes.get(n)
+                for n in first.input_names}
+    names = [n for n in first.input_names if n not in feed]
+    need = model_shapes(names, {n: s for n, s in shapes.items() if n in names}, declared)
+    missing = [n for n in names if n not in need]
     if missing:
-        from gluonport.errors import GluonportError
-
-        raise GluonportError(f"give --input-shape for {missing}: their shapes are not recorded")
+        raise shape_error(model, missing, params_file, epoch, declared)
     feed.update(random_inputs(need, {}))
     a = first(**{n: feed[n] for n in first.input_names})
     b = second(**{n: feed[n] for n in second.input_names})
@@ -108,8 +115,3 @@ def _pair_check(model, other, params_file, epoch, inputs, shapes, rtol, atol):
     report.outputs = [compare(n, y, x, rtol, atol) for n, x, y in zip(first.output_names, a, b)]
     return report, None
 
-
-def _static(shape):
-    if shape is None or any(not isinstance(d, int) or d <= 0 for d in shape):
-        return None
-    return tuple(shape)

@@ -105,7 +105,7 @@ ERRORS = [
     (["run", MLP, "--input-shape", "data=4;10"], 2, "NAME=D1,D2"),
     (["run", MLP, "--input", "data"], 2, "NAME=FILE.npy"),
     (["run", MLP, "--input", "data=/no/such.npy"], 3, "no such input file"),
-    (["run", MLP], 5, "--input-shape"),
+    (["run", MLP], 2, "--input-shape data=D1,D2,..."),
     (["run", MLP, "--input-shape", "data=4,10", "--device", "tpu:0"], 2, "cuda:N"),
     (["run", MLP, "--input-shape", "data=4,10", "--device", "cuda:0"], 5, "CUDAExecutionProvider"),
     (["convert", MLP, "-o", "x.onnx", "--opset", "7", "--input-shape", "data=4,10"], 5,
