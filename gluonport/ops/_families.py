@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     contrib,
     conv,
+    custom,
     detection,
     elemwise,
     indexing,

@@ -82,6 +82,10 @@ class OpDef:
         Other names MXNet accepts for the op (``"_Plus"``, ``"split"``); they resolve here.
     no_onnx:
         Why there is no ONNX export, when there is none by design.
+    unavailable:
+        ``unavailable(attrs) -> reason | None``: why a loaded node of this op cannot be built
+        here (``Custom`` with an ``op_type`` nobody registered); the node then loads as a
+        stand-in that reports the reason when run.
     var_attrs:
         Attributes MXNet puts on the variables it creates for missing inputs (its
         ``FSetInputVarAttrOnCompose``): ``{"moving_mean": {"__init__": '["zero", {}]'}}``, or a
@@ -93,7 +97,7 @@ class OpDef:
     compute: ComputeFn | None = None
     inputs: Sequence[str] | Callable[[Params], Sequence[str]] = ("data",)
     variadic: str | None = None
-    aux: Sequence[int] = ()
+    aux: Sequence[int] | Callable[[Params], Sequence[int]] = ()
     num_outputs: int | Callable[[Params], int] = 1
     num_visible_outputs: int | Callable[[Params], int] | None = None
     output_names: Sequence[str] | Callable[[Params], Sequence[str]] | None = None
@@ -102,6 +106,7 @@ class OpDef:
     train_compute: ComputeFn | None = None
     aliases: tuple[str, ...] = ()
     no_onnx: str | None = None
+    unavailable: Callable[[Mapping[str, str]], str | None] | None = None
     var_attrs: dict[str, dict[str, str]] | Callable[[Params], dict] | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
@@ -136,6 +141,10 @@ class OpDef:
         """Extra attributes for an auto-created variable of input ``input_name``."""
         table = self.var_attrs(p) if callable(self.var_attrs) else self.var_attrs
         return dict((table or {}).get(input_name, {}))
+
+    def aux_indices(self, p: Params) -> Sequence[int]:
+        """Indices of the inputs that are auxiliary states, for these params."""
+        return self.aux(p) if callable(self.aux) else self.aux
 
     def n_outputs(self, p: Params) -> int:
         n = self.num_outputs

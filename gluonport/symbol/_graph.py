@@ -73,7 +73,7 @@ class Node:
         return [f"{self.name}_{n}" for n in self.op.list_output_names(self.params)]
 
     def aux_input_indices(self) -> Sequence[int]:
-        return () if self.op is None else self.op.aux
+        return () if self.op is None else self.op.aux_indices(self.params)
 
     def __repr__(self) -> str:
         return f"<Node {self.op_name} {self.name}>"
@@ -118,11 +118,15 @@ class _StandInOp(OpDef):
         return Params({})
 
 
-def unknown_op(name: str, n_inputs: int, n_outputs: int) -> OpDef:
-    """A stand-in OpDef for an operator gluonport does not know, so the graph still loads
-    (to inspect it, or to report every unsupported op at once). It cannot run or export."""
+def unknown_op(name: str, n_inputs: int, n_outputs: int, why: str | None = None) -> OpDef:
+    """A stand-in OpDef for an operator gluonport does not know (or cannot build for this node:
+    ``why``), so the graph still loads (to inspect it, or to report every unsupported op at
+    once). It cannot run or export."""
     return _StandInOp(name, compute=None, inputs=tuple(f"arg{i}" for i in range(n_inputs)),
-                      num_outputs=max(1, n_outputs), no_onnx="not supported by gluonport")
+                      num_outputs=max(1, n_outputs), no_onnx=why or _NOT_SUPPORTED)
+
+
+_NOT_SUPPORTED = "not supported by gluonport"
 
 
 def is_known(op: OpDef) -> bool:
@@ -143,11 +147,14 @@ def op_listing(missing: dict[str, list[str]], reasons: dict[str, str] | None = N
 def check_supported(nodes: Iterable[Node], what: str = "run") -> None:
     """Raise one :class:`UnsupportedOpError` listing every unknown op and its nodes."""
     missing: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
     for n in nodes:
         if n.op is not None and not is_known(n.op):
             missing.setdefault(n.op.name, []).append(n.name)
+            if n.op.no_onnx and n.op.no_onnx != _NOT_SUPPORTED:
+                reasons[n.op.name] = n.op.no_onnx
     if missing:
-        listing = op_listing(missing)
+        listing = op_listing(missing, reasons)
         raise UnsupportedOpError(
             f"cannot {what} the graph: {len(missing)} operator(s) not supported by gluonport: "
             f"{listing}. Supported ops: see gluonport/ops/OPERATORS.md", missing)

@@ -94,7 +94,10 @@ def graph_to_symbol(graph: Mapping[str, Any], path: str | None = None) -> Any:
         if op_name == "null":
             op = None
         else:
-            op = registry.find(op_name) or unknown_op(op_name, len(inputs), n_out.get(k, 1))
+            op = registry.find(op_name)
+            why = op.unavailable(attrs) if op is not None and op.unavailable else None
+            if op is None or why:
+                op = unknown_op(op_name, len(inputs), n_out.get(k, 1), why)
         node = Node(op, raw["name"], attrs, inputs)
         node.control_deps = [built[c] for c in raw.get("control_deps", [])]
         node.subgraphs = list(raw.get("subgraphs", []))

@@ -418,15 +418,15 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | N
                              f"{len(x._outputs)} outputs; pass one output (sym[i])")
         inputs.append(x._outputs[0])
     node = Node(op, node_name, attrs, inputs)
-    node.in_versions = _entry_versions(op, inputs)
+    node.in_versions = _entry_versions(op.aux_indices(call.params), inputs)
     n_vis = op.n_visible_outputs(call.params)
     return Symbol([(node, i) for i in range(n_vis)])
 
 
-def _entry_versions(op: Any, inputs: list[tuple[Node, int]]) -> list[int]:
-    """nnvm's UpdateNodeVersion: a mutated variable input (aux state) gets its version bumped;
-    every variable input records the variable's current version."""
-    mutated = set(op.aux)
+def _entry_versions(aux: Any, inputs: list[tuple[Node, int]]) -> list[int]:
+    """nnvm's UpdateNodeVersion: a mutated variable input (aux state, indices ``aux``) gets its
+    version bumped; every variable input records the variable's current version."""
+    mutated = set(aux)
     versions = []
     for j, (src, _) in enumerate(inputs):
         if src.op is None:

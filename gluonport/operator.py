@@ -1,0 +1,154 @@
+"""Python custom operators, as ``mxnet.operator``: ``CustomOp``, ``CustomOpProp``, ``register``.
+
+MXNet 1.x let users write an operator in Python: a ``CustomOpProp`` subclass declares inputs,
+outputs, auxiliary states and shape/type inference, and creates a ``CustomOp`` whose ``forward``
+fills ``out_data`` with ``self.assign``. ``@mx.operator.register("name")`` makes it callable as
+``mx.nd.Custom(x, op_type="name", **kwargs)`` / ``mx.sym.Custom(...)`` / ``F.Custom(...)``, and
+graphs that use it are saved as ``Custom`` nodes whose attributes are ``op_type`` plus the
+keyword arguments as strings. Porting code that defines one needs only the import changed::
+
+    import gluonport as mx
+
+    @mx.operator.register("scale")
+    class ScaleProp(mx.operator.CustomOpProp):
+        def __init__(self, factor):
+            super().__init__(need_top_grad=False)
+            self.factor = float(factor)      # keyword arguments arrive as strings, as in MXNet
+        def create_operator(self, ctx, in_shapes, in_dtypes):
+            return Scale(self.factor)
+
+    class Scale(mx.operator.CustomOp):
+        def __init__(self, factor):
+            super().__init__()
+            self.factor = factor
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], in_data[0] * self.factor)
+
+gluonport runs custom ops for inference only: ``forward`` is called with ``is_train=False``
+and ``backward`` never is. A saved graph with a ``Custom`` node loads without its class (to
+inspect or convert the rest), but running it needs the module that registers the ``op_type``
+imported first, as in MXNet. Custom ops have no ONNX form; give one with
+``gluonport.onnx.register_converter("Custom")`` (``ctx.params.op_type`` names the op type).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import GluonportError, UnsupportedOpError
+
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators"]
+
+_PROPS: dict[str, type] = {}
+
+
+class CustomOp:
+    """Base class of a custom operator's computation (MXNet's ``mx.operator.CustomOp``)."""
+
+    def __init__(self) -> None:
+        pass
+
+    def forward(self, is_train: bool, req: list[str], in_data: list, out_data: list,
+                aux: list) -> None:
+        """Compute ``out_data`` from ``in_data`` (lists of NDArrays), writing each output with
+        :meth:`assign` and its ``req`` (``'write'`` here)."""
+
+    def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list,
+                 in_grad: list, aux: list) -> None:
+        """Gradients; never called by gluonport (inference only)."""
+
+    def assign(self, dst: Any, req: str, src: Any) -> None:
+        """Write ``src`` into ``dst`` as ``req`` says: ``'null'`` skips, ``'write'`` and
+        ``'inplace'`` copy, ``'add'`` accumulates (MXNet's semantics; a 0-d ``dst`` too)."""
+        if req == "null":
+            return
+        index = () if len(getattr(dst, "shape", ())) == 0 else slice(None)
+        if req in ("write", "inplace"):
+            dst[index] = src
+        elif req == "add":
+            dst[index] += src
+        else:
+            raise GluonportError(f"CustomOp.assign: unknown req {req!r}; expected one of "
+                                 "'null', 'write', 'inplace', 'add'")
+
+
+class CustomOpProp:
+    """Base class of a custom operator's declaration (MXNet's ``mx.operator.CustomOpProp``).
+
+    Defaults as in MXNet: one input ``data``, one output ``output``, no auxiliary states; every
+    output has the first input's shape and dtype.
+    """
+
+    def __init__(self, need_top_grad: bool = True) -> None:
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape: list) -> tuple:
+        """``(input shapes, output shapes[, aux shapes])`` from the input shapes."""
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type: list) -> tuple:
+        """``(input dtypes, output dtypes, aux dtypes)`` from the input dtypes."""
+        return (in_type, [in_type[0]] * len(self.list_outputs()),
+                [in_type[0]] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type(self, in_stype: list) -> tuple:
+        return (in_stype, ["default"] * len(self.list_outputs()),
+                ["default"] * len(self.list_auxiliary_states()))
+
+    def list_outputs(self) -> list[str]:
+        return ["output"]
+
+    def list_arguments(self) -> list[str]:
+        return ["data"]
+
+    def list_auxiliary_states(self) -> list[str]:
+        return []
+
+    def declare_backward_dependency(self, out_grad: list, in_data: list,
+                                    out_data: list) -> list:
+        deps = list(in_data) + list(out_data)
+        return list(out_grad) + deps if self.need_top_grad_ else deps
+
+    def create_operator(self, ctx: Any, in_shapes: list, in_dtypes: list) -> CustomOp:
+        return CustomOp()
+
+
+def register(reg_name: str):
+    """Class decorator registering a :class:`CustomOpProp` subclass as op type ``reg_name``
+    (re-registering a name replaces the earlier class, as re-running a notebook cell does)."""
+
+    def deco(prop_cls: type) -> type:
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise GluonportError(f"operator.register({reg_name!r}): {prop_cls!r} is not a "
+                                 "CustomOpProp subclass")
+        _PROPS[reg_name] = prop_cls
+        return prop_cls
+
+    return deco
+
+
+def get_all_registered_operators() -> list[str]:
+    """The op types registered with :func:`register`, in registration order. (MXNet's function
+    of this name lists its built-in operators; those are :func:`gluonport.ops.registry.all_ops`.)
+    """
+    return list(_PROPS)
+
+
+def _is_registered(op_type: str | None) -> bool:
+    return op_type in _PROPS
+
+
+def _make_prop(op_type: str, kwargs: dict[str, str], node: str = "") -> CustomOpProp:
+    """Instantiate the registered prop of ``op_type`` with the node's keyword strings."""
+    where = f"node {node!r}: " if node else ""
+    cls = _PROPS.get(op_type)
+    if cls is None:
+        raise UnsupportedOpError(
+            f"{where}Custom op_type {op_type!r} is not registered; import the module that "
+            f"defines it with @gluonport.operator.register({op_type!r}) (MXNet needed the "
+            "same before loading the graph)", {"Custom": [node] if node else []})
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise GluonportError(f"{where}Custom op_type {op_type!r}: {cls.__name__}(**{kwargs}) "
+                             f"failed: {exc}") from None
