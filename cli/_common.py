@@ -113,16 +113,18 @@ def shape_error(model: str, missing: list[str], params_file: str | None = None,
             hints = input_shape_hints(sym, {k: v.shape for k, v in params.items()})
         except GluonportError:
             pass
-    for n in missing:
-        if (declared or {}).get(n):
-            hints[n] = "(" + ",".join(str(d) for d in declared[n]) + ") in the model"
     which = (f"input {missing[0]!r} is" if len(missing) == 1 else
              f"inputs {', '.join(repr(n) for n in missing)} are")
     fix = " ".join(f"--input-shape {n}=D1,D2,..." for n in missing)
     text = (f"{model}: the shape of {which} not fixed by the model. Give {fix} (or "
             "--input NAME=FILE.npy with real data)")
-    looks = [f"{n} is {hints[n]}" if hints[n].endswith("in the model") else
-             f"{n} looks like {hints[n]}" for n in missing if n in hints]
+    looks = []
+    for n in missing:
+        dims = (declared or {}).get(n)
+        if dims:
+            looks.append(f"{n} is ({','.join(str(d) for d in dims)}) in the model")
+        elif n in hints:
+            looks.append(f"{n} looks like {hints[n]}")
     if looks:
         text += "; " + "; ".join(looks)
     return click.UsageError(text)

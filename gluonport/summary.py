@@ -86,9 +86,9 @@ def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, 
         while frontier:
             node = frontier.pop(0)
             for reader, pos in readers.get(id(node), []):
-                if reader.name in seen:
+                if id(reader) in seen:
                     continue
-                seen.add(reader.name)
+                seen.add(id(reader))
                 hint = _layer_hint(reader, pos, param_shapes)
                 if hint:
                     hints.setdefault(var.name, hint)
