@@ -30,6 +30,15 @@ def input_options(fn):
     return fn
 
 
+def tolerance_options(fn):
+    """--rtol and --atol of the numeric checks (see gluonport.onnx.verify.compare)."""
+    fn = click.option("--atol", default=1e-5, show_default=True,
+                      help="Absolute tolerance, per output times max(1, its largest |value|).")(fn)
+    fn = click.option("--rtol", default=1e-4, show_default=True,
+                      help="Relative tolerance (of each expected value).")(fn)
+    return fn
+
+
 def parse_shapes(values: tuple[str, ...], param: str = "--input-shape") -> dict[str, tuple]:
     """``("data=1,3,224,224",)`` -> ``{"data": (1, 3, 224, 224)}``; bad syntax is a usage
     error (exit 2)."""

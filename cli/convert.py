@@ -18,6 +18,7 @@ from ._common import (
     parse_inputs,
     parse_shapes,
     shape_error,
+    tolerance_options,
 )
 
 
@@ -51,8 +52,7 @@ def _dynamic_axes(dynamic_batch: bool, axes: tuple[str, ...], names: list[str]):
               help="Cut the graph at these internal outputs (e.g. a detector before NMS).")
 @click.option("--external-data", is_flag=True, help="Store weights in FILE.onnx.data.")
 @click.option("--no-verify", is_flag=True, help="Skip the numeric check.")
-@click.option("--rtol", default=1e-4, show_default=True)
-@click.option("--atol", default=1e-5, show_default=True)
+@tolerance_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opset,
@@ -78,7 +78,8 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
     else:
         echo(ctx, f"wrote {', '.join(report['written'])}")
         if report.get("max_abs_error") is not None:
-            echo(ctx, f"verified: max abs error {report['max_abs_error']:.3g} "
+            state = "verified" if report.get("verified") else "NOT verified"
+            echo(ctx, f"{state}: max abs error {report['max_abs_error']:.3g} "
                       f"(rtol={rtol}, atol={atol})")
     if report.get("verified") is False:
         from gluonport.errors import ValidationError

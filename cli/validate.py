@@ -16,6 +16,7 @@ from ._common import (
     parse_inputs,
     parse_shapes,
     shape_error,
+    tolerance_options,
 )
 
 
@@ -24,8 +25,7 @@ from ._common import (
 @click.argument("other", required=False)
 @model_options
 @input_options
-@click.option("--rtol", default=1e-4, show_default=True)
-@click.option("--atol", default=1e-5, show_default=True)
+@tolerance_options
 @click.option("--bisect", is_flag=True,
               help="Compare intermediate outputs and name the first node that diverges.")
 @click.option("--json", "as_json", is_flag=True)

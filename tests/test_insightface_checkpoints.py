@@ -77,3 +77,19 @@ def test_onnx_export_dynamic_batch_and_back(name, tmp_path):
     sym, args, auxs = import_model(path)
     exe = sym.bind(mx.cpu(), args={**args, "data": mx.nd.array(x)}, aux_states=auxs)
     _check(exe.forward(is_train=False), want)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_cli_convert_verifies(name, tmp_path):
+    """`gluonport convert` checks numpy executor vs onnxruntime on random inputs; RetinaFace's
+    box/landmark outputs reach ~50, where float32 rounding differs by a few 1e-5 near zero and
+    the default tolerance (atol scaled by the output's magnitude) must still pass."""
+    from click.testing import CliRunner
+    from gluonport_cli.main import cli
+
+    prefix, _, _ = _golden(name)
+    res = CliRunner().invoke(cli, ["convert", prefix, "-o", str(tmp_path / "m.onnx"),
+                                   "--input-shape", "data=1," + ",".join(map(str, MODELS[name])),
+                                   "--dynamic-batch"])
+    assert res.exit_code == 0, res.output
+    assert "verified: max abs error" in res.output

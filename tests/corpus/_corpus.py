@@ -166,8 +166,11 @@ def compare_outputs(m: Model, check: str, got: list, want: list, modes: list[str
 
 
 def _scaled(atol: float, want: np.ndarray) -> float:
+    """The corpus bounds errors by ``atol * max|want|`` (tighter than compare()'s own
+    ``atol * max(1, max|want|)`` for outputs below 1): the atol to give compare() for that."""
     finite = np.abs(want[np.isfinite(want)]) if want.size else want
-    return max(atol * (float(finite.max()) if finite.size else 0.0), 1e-9)
+    top = float(finite.max()) if finite.size else 0.0
+    return max(atol * top / max(1.0, top), 1e-9)
 
 
 def _compare_internals(m: Model, got: dict[str, np.ndarray]) -> list[str]:
