@@ -2,7 +2,8 @@
 
 ``import gluonport as mx`` gives the familiar namespaces: ``mx.nd``, ``mx.sym``, ``mx.cpu()``,
 ``mx.gpu(i)``, ``mx.random``, ``mx.gluon``, ``mx.init``, ``mx.model``, ``mx.onnx``,
-``mx.operator`` (Python custom ops), and ``mx.load`` for serving.
+``mx.operator`` (Python custom ops), ``mx.mod.Module``/``mx.io`` (the legacy inference API),
+and ``mx.load`` for serving.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from . import initializer as init  # noqa: E402
 from . import gluon  # noqa: E402
 from . import onnx  # noqa: E402
 from . import operator  # noqa: E402
+from . import io, module  # noqa: E402
+from . import module as mod  # noqa: E402
 from .runtime.predictor import Predictor, load  # noqa: E402
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
-           "load", "Predictor", "__version__"]
+           "io", "module", "mod", "load", "Predictor", "__version__"]
