@@ -35,6 +35,8 @@ __all__ = ["Module", "BaseModule"]
 
 log = logging.getLogger("gluonport")
 
+_MXNET_DEFAULT_INIT: Any = object()  # init_params' default: Uniform(0.01), as MXNet's
+
 
 def _descs(shapes: Any, what: str) -> list[DataDesc]:
     if shapes is None:
@@ -191,12 +193,13 @@ class Module(BaseModule):
             p._load_init(src, self._context, cast_dtype=True)
         self._block = block
 
-    def init_params(self, initializer: Any = None, arg_params: dict | None = None,
+    def init_params(self, initializer: Any = _MXNET_DEFAULT_INIT, arg_params: dict | None = None,
                     aux_params: dict | None = None, allow_missing: bool = False,
                     force_init: bool = False, allow_extra: bool = False) -> None:
         """Set parameters from ``arg_params``/``aux_params``, the others from ``initializer``
-        (MXNet's default ``Uniform(0.01)``); a parameter in neither raises unless
-        ``allow_missing``, a name the symbol lacks raises unless ``allow_extra``."""
+        (default ``Uniform(0.01)``; ``None`` leaves them zero, as MXNet's ``set_params`` with
+        ``allow_missing=True`` does); a parameter in neither raises unless ``allow_missing``, a
+        name the symbol lacks raises unless ``allow_extra``."""
         from . import initializer as init_mod
         from .initializer import InitDesc
 
@@ -220,7 +223,8 @@ class Module(BaseModule):
         shapes = dict(zip(self._symbol.list_arguments(), arg_s))
         shapes.update(zip(auxs, aux_s))
         attrs = self._symbol.attr_dict()
-        initializer = initializer or init_mod.Uniform(0.01)
+        if initializer is _MXNET_DEFAULT_INIT:
+            initializer = init_mod.Uniform(0.01)
         new_args: dict[str, NDArray] = {}
         new_auxs: dict[str, NDArray] = {}
         for name in args + auxs:
@@ -240,7 +244,8 @@ class Module(BaseModule):
                 raise ParameterError(f"Module.init_params: cannot infer the shape of {name} "
                                      f"from data shapes {self._shape_dict()}")
             arr = nd_array(np.zeros(shape, np.float32))
-            initializer(InitDesc(name, attrs.get(name, {})), arr)
+            if initializer is not None:
+                initializer(InitDesc(name, attrs.get(name, {})), arr)
             out[name] = arr
         self._arg_params, self._aux_params = new_args, new_auxs
         self.params_initialized = True

@@ -69,8 +69,11 @@ def test_errors_are_clear():
         mod.set_params({"fc_weight": arg["fc_weight"]}, {})
     with pytest.raises(ParameterError, match="not in the arguments"):
         mod.set_params({**arg, "stray": mx.nd.ones((1,))}, {})
-    mod.set_params({"fc_weight": arg["fc_weight"]}, {}, allow_missing=True)  # init the rest
-    assert mod.get_params()[0]["fc_bias"].shape == (3,)
+    mod.set_params({"fc_weight": arg["fc_weight"]}, {}, allow_missing=True)  # rest: zeros
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_bias"].asnumpy(), np.zeros(3))
+    mod.init_params(force_init=True)  # MXNet's default initializer, Uniform(0.01)
+    weight = mod.get_params()[0]["fc_weight"].asnumpy()
+    assert weight.shape == (3, 4) and 0 < np.abs(weight).max() <= 0.01
     with pytest.raises(GluonportError, match="does not train"):
         mod.fit(None)
     with pytest.raises(GluonportError, match="2 data arrays"):
