@@ -26,6 +26,7 @@ __all__ = [
     "DeferredInitializationError",
     "ValidationError",
     "NotImplementedForSymbol",
+    "ArgumentError",
 ]
 
 
@@ -127,6 +128,12 @@ class DeferredInitializationError(GluonportError, RuntimeError):
 class NotImplementedForSymbol(GluonportError, NotImplementedError):
     """An NDArray-only operation was used on a Symbol, usually inside ``hybrid_forward`` while
     a hybridized block is traced (mirrors ``mxnet.base.NotImplementedForSymbol``)."""
+
+
+class ArgumentError(GluonportError, ValueError):
+    """A function was called with arguments that do not fit together or are out of range
+    (``DataLoader(batch_size=None)``, ``last_batch='drop'``); MXNet raised ``ValueError`` or
+    failed an ``assert`` there."""
 
 
 class ValidationError(GluonportError, AssertionError):
