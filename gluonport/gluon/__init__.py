@@ -1,6 +1,7 @@
 """``gluon``: MXNet 1.x's imperative/hybrid model API on numpy."""
 
 from . import contrib, data, model_zoo, nn, rnn, utils
+from . import loss as loss
 from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
