@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _nd
-from ..errors import OpAttributeError, ShapeError, UnsupportedOpError
+from ..errors import ArgumentError, ShapeError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..ops import registry
 from .hybrid import HybridBlock
@@ -73,7 +73,7 @@ def _check_weight(cls: str, weight: Any, required: bool = False) -> None:
     if ok or (weight is None and not required):
         return
     wanted = "a number" if required else "a number or None"
-    raise OpAttributeError(f"{cls}: weight={weight!r} is not {wanted}; the global loss weight "
+    raise ArgumentError(f"{cls}: weight={weight!r} is not {wanted}; the global loss weight "
                            "is a Python scalar (give per-sample weights as sample_weight)")
 
 
@@ -299,10 +299,10 @@ class CTCLoss(Loss):
     def __init__(self, layout: str = "NTC", label_layout: str = "NT",
                  weight: float | None = None, **kwargs: Any):
         if layout not in ("NTC", "TNC"):
-            raise OpAttributeError(f"CTCLoss: layout={layout!r} is not supported; use 'NTC' "
+            raise ArgumentError(f"CTCLoss: layout={layout!r} is not supported; use 'NTC' "
                                    "or 'TNC'")
         if label_layout not in ("NT", "TN"):
-            raise OpAttributeError(f"CTCLoss: label_layout={label_layout!r} is not supported; "
+            raise ArgumentError(f"CTCLoss: label_layout={label_layout!r} is not supported; "
                                    "use 'NT' or 'TN'")
         if registry.find("CTCLoss") is None:
             raise UnsupportedOpError(
@@ -387,7 +387,7 @@ class LogisticLoss(Loss):
     form, averaged over the non-batch axes.
 
     ``label_format='signed'`` (default) takes labels -1/1, ``'binary'`` takes 0/1; anything
-    else raises :class:`~gluonport.errors.OpAttributeError` (a ``ValueError``, as MXNet's).
+    else raises :class:`~gluonport.errors.ArgumentError` (a ``ValueError``, as MXNet's).
     Inputs as :class:`L2Loss`.
     """
 
@@ -398,7 +398,7 @@ class LogisticLoss(Loss):
         super().__init__(weight, batch_axis, **kwargs)
         self._label_format = label_format
         if label_format not in ("signed", "binary"):
-            raise OpAttributeError(f"LogisticLoss: label_format can only be signed or binary, "
+            raise ArgumentError(f"LogisticLoss: label_format can only be signed or binary, "
                                    f"received {label_format!r}")
 
     def hybrid_forward(self, F: Any, pred: Any, label: Any, sample_weight: Any = None) -> Any:
