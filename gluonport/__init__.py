@@ -26,10 +26,11 @@ from . import gluon  # noqa: E402
 from . import onnx  # noqa: E402
 from . import operator  # noqa: E402
 from . import io, module  # noqa: E402
+from . import metric  # noqa: E402
 from . import module as mod  # noqa: E402
 from .runtime.predictor import Predictor, load  # noqa: E402
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
-           "io", "module", "mod", "load", "Predictor", "__version__"]
+           "io", "module", "mod", "metric", "load", "Predictor", "__version__"]

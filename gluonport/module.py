@@ -14,13 +14,15 @@ That code runs unchanged with ``import gluonport as mx``. The Module wraps a
 :class:`~gluonport.gluon.SymbolBlock`, so it runs on onnxruntime when every op exports (the
 numpy executor otherwise) and on ``context=mx.gpu(i)`` through the CUDA execution provider.
 Label inputs of ``SoftmaxOutput``-style heads are fed zeros (they do not change the forward
-output); labels in a DataBatch are not read. Training (``fit``, ``backward``, ``update``,
-optimizers) is not provided: gluonport runs models, it does not train them.
+output); labels in a DataBatch are read only by ``score``/``update_metric``, which evaluate an
+``mx.metric`` over them. Training (``fit``, ``backward``, ``update``, optimizers) is not
+provided: gluonport runs models, it does not train them.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict, namedtuple
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,9 @@ log = logging.getLogger("gluonport")
 
 _MXNET_DEFAULT_INIT: Any = object()  # init_params' default: Uniform(0.01), as MXNet's
 
+# What score's callbacks receive: mxnet.model.BatchEndParam (epoch, nbatch, eval_metric, locals).
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+
 
 def _descs(shapes: Any, what: str) -> list[DataDesc]:
     if shapes is None:
@@ -51,6 +56,13 @@ def _descs(shapes: Any, what: str) -> list[DataDesc]:
             raise GluonportError(f"Module.bind: {what} must be a list of (name, shape) pairs or "
                                  f"DataDescs, e.g. [('data', (1, 3, 224, 224))]; got {item!r}")
     return out
+
+
+def _call_back(callbacks: Any, param: BatchEndParam) -> None:
+    if callbacks is None:
+        return
+    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
+        callback(param)
 
 
 class BaseModule:
@@ -72,9 +84,6 @@ class BaseModule:
 
     def init_optimizer(self, *args: Any, **kwargs: Any) -> None:
         self._inference_only("init_optimizer")
-
-    def score(self, *args: Any, **kwargs: Any) -> None:
-        self._inference_only("score (it evaluates metrics over labels)")
 
 
 class Module(BaseModule):
@@ -346,6 +355,50 @@ class Module(BaseModule):
             self.forward(batch)
             pad = batch.pad or 0
             yield [o[0:o.shape[0] - pad] for o in self.get_outputs()], k, batch
+
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
+        """Update ``eval_metric`` with ``labels`` and the outputs of the last :meth:`forward`
+        through its ``update_dict``, as MXNet's: labels keyed by the bound label names (or
+        ``label_names``), outputs by ``output_names``. ``pre_sliced`` labels are one list per
+        device; gluonport has one."""
+        if self._outputs is None:
+            raise GluonportError("Module.update_metric: call forward() first")
+        labels = list((labels[0] if pre_sliced else labels) or [])
+        names = [d.name for d in self._label_shapes] or self._label_names
+        if not names:  # MXNet needs bound label shapes here; name the labels by position
+            names = [f"label{i}" for i in range(len(labels))]
+        eval_metric.update_dict(OrderedDict(zip(names, labels)),
+                                OrderedDict(zip(self._output_names, self._outputs)))
+
+    def score(self, eval_data: Any, eval_metric: Any, num_batch: int | None = None,
+              batch_end_callback: Any = None, score_end_callback: Any = None,
+              reset: bool = True, epoch: int = 0, sparse_row_id_fn: Any = None) -> list:
+        """Run ``eval_data`` through the model and evaluate ``eval_metric`` (an EvalMetric or
+        anything ``mx.metric.create`` takes: ``'acc'``, a list, a function), as MXNet's: the
+        metric is reset, updated per batch with ``batch.label`` and the outputs (padded samples
+        included, as MXNet counts them), and ``get_name_value()`` is returned. Callbacks get a
+        ``BatchEndParam(epoch, nbatch, eval_metric, locals)``."""
+        from . import metric
+
+        if not (self.binded and self.params_initialized):
+            raise GluonportError("Module.score: call bind() and set_params()/init_params() first")
+        if reset:
+            eval_data.reset()
+        if not isinstance(eval_metric, metric.EvalMetric):
+            eval_metric = metric.create(eval_metric)
+        eval_metric.reset()
+        actual_num_batch = 0
+        for nbatch, eval_batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(eval_batch, is_train=False)
+            self.update_metric(eval_metric, eval_batch.label)
+            _call_back(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            actual_num_batch += 1
+        if score_end_callback:
+            _call_back(score_end_callback,
+                       BatchEndParam(epoch, actual_num_batch, eval_metric, locals()))
+        return eval_metric.get_name_value()
 
     # --- files --------------------------------------------------------------------------------
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False,
