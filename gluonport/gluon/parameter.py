@@ -200,8 +200,11 @@ class Parameter:
                 if len(arr_list) == 1:
                     return arr_list[0]
                 ctx = current_context()
+            # MXNet's _ctx_map[device_typeid & 1]: cpu_pinned and cpu_shared input finds the
+            # copy on the cpu with the same device id
+            key = (ctx.device_typeid & 1, ctx.device_id)
             for c, arr in zip(self._ctx_list or [], arr_list):
-                if c == ctx:
+                if (c.device_typeid & 1, c.device_id) == key:
                     return arr
             raise ParameterNotInitializedError(
                 f"Parameter '{self.name}' was not initialized on context {ctx}. It was only "

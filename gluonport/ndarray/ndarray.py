@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from .._opsurface import OpSurface
-from ..context import Context, current_context
+from ..context import Context, cpu, current_context
 from ..errors import GluonportError, ShapeError
 from ..ops import registry
 from ..ops._call import bind_call
@@ -280,6 +280,8 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
         arrays.append(x._data if isinstance(x, NDArray) else np.asarray(x))
     if ctx is None:
         ctx = next((x._ctx for x in call.inputs if isinstance(x, NDArray)), None)
+        if ctx is not None and ctx.device_type in ("cpu_pinned", "cpu_shared"):
+            ctx = cpu()  # as MXNet: a pinned/shared context does not propagate to outputs
     if isinstance(ctx, str):
         ctx = _parse_ctx(ctx)
     try:

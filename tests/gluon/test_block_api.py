@@ -314,3 +314,20 @@ def test_unused_parameter_warns_on_hybridize():
         warnings.simplefilter("always")
         net(mx.nd.ones((1, 3)))
     assert any("spare0_spare is not used" in str(w.message) for w in caught)
+
+
+def test_pinned_and_shared_inputs_use_the_cpu_parameters():
+    # MXNet 1.9.1 (checked in the oracle): a net on cpu(0) takes cpu_pinned / cpu_shared input
+    # (DataLoader's pin_memory / workers) and its outputs, like any op's, are on cpu(0)
+    import gluonport as mx
+    from gluonport.gluon import nn
+
+    net = nn.Dense(3)
+    net.initialize()
+    for ctx in (mx.cpu_pinned(0), mx.Context("cpu_shared", 0)):
+        x = mx.nd.ones((2, 4), ctx=ctx)
+        assert net(x).context == mx.cpu(0)
+        assert (x + 1).context == mx.cpu(0) and mx.nd.relu(x).context == mx.cpu(0)
+    assert net.weight.data(mx.cpu_pinned(0)) is net.weight.data(mx.cpu(0))
+    with pytest.raises(mx.errors.ParameterNotInitializedError):
+        net.weight.data(mx.gpu(0))
