@@ -7,7 +7,7 @@ the shape and dtype MXNet gives. Every sampler is built on ONNX's uniform and no
 * uniform, normal: ``RandomUniform``/``RandomNormal`` (static shape), their ``*Like`` forms on a
   tensor of the output's shape otherwise; ``_sample_*`` scale and shift those by the parameter
   arrays, unsqueezed over the extra ``shape`` dims;
-* exponential: ``-log(1 - u) / lam``; randint: ``floor(low + (high - low) u)`` in double;
+* exponential: ``-log(max(1 - u, tiny)) / lam``; randint: ``floor(low + (high - low) u)`` in double;
 * multinomial: MXNet's own inverse-CDF rule (the first index whose running sum reaches the
   draw, the last index past the end), so unnormalised rows behave as in MXNet (ONNX's
   Multinomial would renormalise them);
@@ -68,9 +68,13 @@ def _normal(ctx, work, shape=None, like: str | None = None, mean=0.0, scale=1.0)
 
 
 def _exponential(ctx, work, lam: str, **where) -> str:
-    """``-log(1 - u) / lam`` (1 - u lies in (0, 1], so the log is finite)."""
+    """``-log(max(1 - u, tiny)) / lam``. 1 - u lies in (0, 1] in exact arithmetic, but a
+    runtime's float uniform can round up to exactly 1 (onnx's reference evaluator casts
+    float64 draws to float32; some std::uniform_real_distribution<float> do too), and log(0)
+    would make an inf sample once in some 10^7 draws; the clamp keeps every draw finite."""
     u = _uniform(ctx, work, **where)
-    tail = ctx.make("Log", [ctx.make("Sub", [_k(ctx, 1, work), u])])
+    tiny = _k(ctx, np.finfo(work).tiny, work)
+    tail = ctx.make("Log", [ctx.make("Max", [ctx.make("Sub", [_k(ctx, 1, work), u]), tiny])])
     return ctx.make("Div", [ctx.make("Neg", [tail]), lam])
 
 

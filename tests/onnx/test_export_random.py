@@ -127,7 +127,10 @@ def test_sample_ops_one_distribution_per_element(dynamic, opset):
         outs.append(_draw(sym, opset, feed, dynamic_axes=axes)[0])
     u, n, e = outs
     assert u.shape == (2, 1, N) and u.dtype == np.float32
-    assert (u[0] >= 0).all() and (u[0] < 1).all() and (u[1] >= 5).all() and (u[1] < 6).all()
+    # [low, high) in exact arithmetic; a float32 draw can round up to high (in MXNet too, and
+    # in onnx's reference evaluator, which casts float64 draws): about once in 10^7
+    assert (u[0] >= 0).all() and (u[0] <= 1).all() and (u[1] >= 5).all() and (u[1] <= 6).all()
+    assert (u[0] < 1).mean() > 0.999 and (u[1] < 6).mean() > 0.999
     assert n.shape == (2, N) and n.dtype == np.float32
     for row, m, s in zip(n, mu, sigma):
         _moments(row, m, s)
