@@ -118,6 +118,8 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
+from .._ufunc import install_ndarray  # noqa: E402
 from . import random  # noqa: E402, F401  (hand-written wrappers win over generated ones)
 
+install_ndarray(globals(), invoke, NDArray, current_context)  # nd.maximum, nd.power, nd.eye...
 populate(sys.modules[__name__], _make_function)

@@ -55,6 +55,13 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
+from .._ufunc import install_symbol  # noqa: E402
 from . import random  # noqa: E402, F401  (hand-written wrappers win over generated ones)
 
+
+def _hinted(name: str, args: tuple, kwargs: dict) -> Symbol:
+    return invoke(name, args, kwargs, hint=short_name(name).lower())
+
+
+install_symbol(globals(), _hinted, Symbol)  # sym.maximum, sym.pow, sym.eye, ...
 populate(sys.modules[__name__], _make_function)
