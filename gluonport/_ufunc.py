@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import ArgumentError, GluonportError
 
-__all__ = ["install_ndarray", "install_symbol"]
+__all__ = ["install_ndarray", "install_symbol", "contrib_checks"]
 
 
 def _is_number(x: Any) -> bool:
@@ -184,6 +184,24 @@ def install_ndarray(ns: dict[str, Any], invoke: Callable, array_type: type,
 
     for fn in (negative, eye, linspace, split_v2, moveaxis, load_frombuffer, imdecode):
         ns[fn.__name__] = fn
+
+
+def contrib_checks(ns: dict[str, Any]) -> dict[str, Callable]:
+    """``nd.contrib.isinf/isfinite/isnan``: Python functions in MXNet (1 where true, else 0)."""
+
+    def isinf(data: Any) -> Any:
+        """1 where ``data`` is +-inf (``abs(data) == inf``)."""
+        return data.abs() == np.inf
+
+    def isfinite(data: Any) -> Any:
+        """1 where ``data`` is neither inf nor NaN."""
+        return ns["logical_and"](data.abs() != np.inf, data == data)
+
+    def isnan(data: Any) -> Any:
+        """1 where ``data`` is NaN (``data != data``)."""
+        return data != data
+
+    return {fn.__name__: fn for fn in (isinf, isfinite, isnan)}
 
 
 def _axes(axes: Any, ndim: int) -> list[int]:

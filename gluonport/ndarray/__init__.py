@@ -118,8 +118,10 @@ def _make_function(name: str, op: OpDef):
     return fn
 
 
-from .._ufunc import install_ndarray  # noqa: E402
+from .._ufunc import contrib_checks, install_ndarray  # noqa: E402
 from . import random  # noqa: E402, F401  (hand-written wrappers win over generated ones)
 
 install_ndarray(globals(), invoke, NDArray, current_context)  # nd.maximum, nd.power, nd.eye...
 populate(sys.modules[__name__], _make_function)
+for _name, _fn in contrib_checks(globals()).items():  # nd.contrib.isinf/isfinite/isnan
+    setattr(sys.modules[__name__].contrib, _name, _fn)

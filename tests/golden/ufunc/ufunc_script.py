@@ -35,11 +35,13 @@ def run():
     out["nd_split_v2"] = np.concatenate([p.asnumpy().ravel() for p in parts])
     out["nd_split_v2_shapes"] = np.array([p.shape[0] for p in parts])
     out["nd_moveaxis"] = mx.nd.moveaxis(mx.nd.arange(24).reshape((2, 3, 4)), [0, 1], [-1, 0]).asnumpy()
-    buf = bytearray()
     mx.nd.save("ufunc_tmp.params", {"w": a})
     with open("ufunc_tmp.params", "rb") as f:
         buf = f.read()
     out["nd_load_frombuffer"] = mx.nd.load_frombuffer(buf)["w"].asnumpy()
+    special = mx.nd.array([1, np.inf, -np.inf, np.nan, 0])
+    for name in ("isinf", "isfinite", "isnan"):
+        out["contrib_" + name] = getattr(mx.nd.contrib, name)(special).asnumpy()
 
     x, y = mx.sym.var("x"), mx.sym.var("y")
     graph = mx.sym.Group([mx.sym.maximum(x, 0), mx.sym.minimum(1.5, x), mx.sym.maximum(x, y),
