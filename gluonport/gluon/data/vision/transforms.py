@@ -1,0 +1,425 @@
+"""``gluon.data.vision.transforms``: MXNet 1.9.1's image transforms.
+
+The same classes, arguments and results as MXNet's, so a pre-processing pipeline such as::
+
+    transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224),
+                        transforms.ToTensor(),
+                        transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+
+gives MXNet's tensor for the same HWC uint8 image (resizing is bit-exact, see
+``gluonport/_cv_resize.py``; the float steps repeat MXNet's float32 arithmetic).
+
+Differences from MXNet, all in how things run rather than in the numbers:
+
+* MXNet's hybrid transforms call ``_image_*`` operators, which gluonport does not register: the
+  transforms here compute with numpy (``_image_ops.py``) and always run eagerly. ``hybridize()``
+  is accepted and changes nothing; tracing one inside another hybridized block raises
+  :class:`~gluonport.errors.NotImplementedForSymbol`. ``Compose`` therefore keeps its groups of
+  HybridBlocks eager unless every block in a group can be traced (``Cast`` and your own blocks).
+* Random transforms draw their factors from gluonport's generator (``mx.random.seed`` reseeds it)
+  instead of MXNet's C++ generator, so the factors differ from MXNet's for the same seed.
+  ``RandomResizedCrop``/``RandomApply`` use Python's ``random`` and ``RandomRotation``
+  ``numpy.random``, as MXNet does, and so do match MXNet under the same seeds.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from .... import image
+from .... import ndarray as _nd
+from ....errors import NotImplementedForSymbol
+from ....ndarray import NDArray
+from ....symbol import Symbol
+from ...block import Block
+from ...hybrid import HybridBlock
+from ...nn import HybridSequential, Sequential
+from . import _image_ops as ops
+
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
+           "RandomResizedCrop", "CropResize", "CenterCrop", "Resize", "RandomFlipLeftRight",
+           "RandomFlipTopBottom", "RandomBrightness", "RandomContrast", "RandomSaturation",
+           "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply"]
+
+
+class _ImageTransform(HybridBlock):
+    """A transform MXNet runs through an ``_image_*`` operator: eager numpy here."""
+
+    def forward(self, x: Any, *args: Any) -> Any:
+        return self.hybrid_forward(_nd, x, *args)
+
+    def hybrid_forward(self, F: Any, x: Any, *args: Any) -> Any:
+        if isinstance(x, Symbol) or F is not _nd:
+            raise NotImplementedForSymbol(
+                f"{type(self).__name__}: gluonport computes image transforms eagerly (it has no "
+                "symbolic _image_* operators), so it cannot be traced inside a hybridized "
+                "block. Apply the transform to NDArrays outside the network, or chain "
+                "transforms with transforms.Compose")
+        if not isinstance(x, NDArray):
+            raise NotImplementedForSymbol(f"{type(self).__name__}: expected an NDArray image, "
+                                          f"got {type(x).__name__}")
+        return NDArray(self._apply(x._data), x.context)
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _traceable(block: Any) -> bool:
+    if isinstance(block, _ImageTransform):
+        return False
+    return all(_traceable(c) for c in block._children.values())
+
+
+class _TransformGroup(HybridSequential):
+    """Compose's group of consecutive HybridBlocks; hybridized only where it can be traced."""
+
+    def _alias(self) -> str:
+        return "hybridsequential"
+
+    def __repr__(self) -> str:  # MXNet's group is a plain HybridSequential
+        return "HybridSequential" + super().__repr__()[len(type(self).__name__):]
+
+    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
+        super().hybridize(active and _traceable(self), **kwargs)
+
+
+class Compose(Sequential):
+    """Sequentially composes multiple transforms.
+
+    As in MXNet, runs of consecutive HybridBlocks are grouped into a hybridized
+    ``HybridSequential``; groups holding image transforms stay eager here (see the module
+    docstring). MXNet appends ``None`` to the list it is given; this one leaves it alone.
+
+    Parameters
+    ----------
+    transforms : list of Blocks
+        The transforms, applied in order.
+
+    >>> import numpy as np, gluonport as mx
+    >>> from gluonport.gluon.data.vision import transforms
+    >>> t = transforms.Compose([transforms.Resize(300), transforms.CenterCrop(256),
+    ...                         transforms.ToTensor()])
+    >>> t(mx.nd.array(np.zeros((224, 224, 3)), dtype='uint8')).shape
+    (3, 256, 256)
+    """
+
+    def __init__(self, transforms: list) -> None:
+        super().__init__()
+        hybrid: list = []
+        for t in [*transforms, None]:
+            if isinstance(t, HybridBlock):
+                hybrid.append(t)
+                continue
+            if len(hybrid) == 1:
+                self.add(hybrid[0])
+            elif len(hybrid) > 1:
+                group = _TransformGroup()
+                for h in hybrid:
+                    group.add(h)
+                group.hybridize()
+                self.add(group)
+            hybrid = []
+            if t is not None:
+                self.add(t)
+
+
+class Cast(HybridBlock):
+    """Cast the input to ``dtype`` (default ``'float32'``); traceable (the ``Cast`` op)."""
+
+    def __init__(self, dtype: Any = "float32") -> None:
+        super().__init__()
+        self._dtype = dtype
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.cast(x, self._dtype)
+
+
+class ToTensor(_ImageTransform):
+    """HWC (or NHWC) image in [0, 255] to a float32 CHW (NCHW) tensor in [0, 1]: ``x / 255``.
+
+    >>> import numpy as np, gluonport as mx
+    >>> from gluonport.gluon.data.vision import transforms
+    >>> x = mx.nd.array(np.full((4, 2, 3), 51), dtype='uint8')
+    >>> y = transforms.ToTensor()(x)
+    >>> y.shape, float(y[0, 0, 0].asscalar())
+    ((3, 4, 2), 0.20000000298023224)
+    """
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.to_tensor(data)
+
+
+class Normalize(_ImageTransform):
+    """``(x[c] - mean[c]) / std[c]`` over a CHW (NCHW) tensor; scalars apply to every channel.
+
+    Parameters
+    ----------
+    mean : float or tuple of floats
+    std : float or tuple of floats
+    """
+
+    def __init__(self, mean: Any = 0.0, std: Any = 1.0) -> None:
+        super().__init__()
+        self._mean = mean
+        self._std = std
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.normalize(data, self._mean, self._std)
+
+
+
+
+class Rotate(Block):
+    """Rotate a float32 CHW image (or NCHW batch) by ``rotation_degrees``, keeping its shape
+    (``mx.image.imrotate``: bilinear sampling, zero padding).
+
+    Parameters
+    ----------
+    rotation_degrees : float
+    zoom_in : bool
+        Zoom in so that no padding shows.
+    zoom_out : bool
+        Zoom out so that the whole image shows.
+    """
+
+    def __init__(self, rotation_degrees: float, zoom_in: bool = False,
+                 zoom_out: bool = False) -> None:
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x: NDArray) -> NDArray:
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """Rotate by an angle drawn from ``angle_limits`` (degrees) with probability
+    ``rotate_with_proba`` (``numpy.random``, as MXNet).
+
+    Parameters
+    ----------
+    angle_limits : tuple of 2 floats
+        Lower and upper limit of the angle.
+    zoom_in, zoom_out : bool
+        As :class:`Rotate`.
+    rotate_with_proba : float
+        Probability of rotating.
+    """
+
+    def __init__(self, angle_limits: tuple, zoom_in: bool = False, zoom_out: bool = False,
+                 rotate_with_proba: float = 1.0) -> None:
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if rotate_with_proba < 0 or rotate_with_proba > 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x: NDArray) -> NDArray:
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. "
+                            "Consider calling it after ToTensor")
+        return image.random_rotate(x, *self._args)
+
+
+def _pair(size: Any) -> Any:
+    return (size, size) if isinstance(size, (int, np.integer)) else size
+
+
+class RandomResizedCrop(Block):
+    """Crop a window of random area (``scale`` of the image) and aspect ratio (``ratio``),
+    resized to ``size`` (``mx.image.random_size_crop``; Python's ``random``, as MXNet).
+
+    Parameters
+    ----------
+    size : int or tuple of (W, H)
+    scale : tuple of 2 floats, default (0.08, 1.0)
+    ratio : tuple of 2 floats, default (3/4, 4/3)
+    interpolation : int, default 1 (bilinear)
+    """
+
+    def __init__(self, size: Any, scale: tuple = (0.08, 1.0),
+                 ratio: tuple = (3.0 / 4.0, 4.0 / 3.0), interpolation: int = 1) -> None:
+        super().__init__()
+        self._args = (_pair(size), scale, ratio, interpolation)
+
+    def forward(self, x: NDArray) -> NDArray:
+        return image.random_size_crop(x, *self._args)[0]
+
+
+class CropResize(_ImageTransform):
+    """Crop the ``width`` x ``height`` window at (``x``, ``y``) of an HWC (NHWC) image, then
+    resize it to ``size`` when given.
+
+    Parameters
+    ----------
+    x, y : int
+        Left and top of the window.
+    width, height : int
+    size : int or tuple of (W, H), optional
+    interpolation : int, optional
+        OpenCV code (default 1, bilinear).
+    """
+
+    def __init__(self, x: int, y: int, width: int, height: int, size: Any = None,
+                 interpolation: Any = None) -> None:
+        super().__init__()
+        self._x, self._y = x, y
+        self._width, self._height = width, height
+        self._size = size
+        self._interpolation = interpolation
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        out = ops.crop(data, self._x, self._y, self._width, self._height)
+        if self._size:
+            out = ops.resize(out, self._size, False, self._interpolation)
+        return out
+
+
+class CenterCrop(Block):
+    """Crop the centre ``size`` window of an HWC image; a window larger than the image is
+    filled by resizing up (``mx.image.center_crop``).
+
+    Parameters
+    ----------
+    size : int or tuple of (W, H)
+    interpolation : int, default 1 (bilinear)
+    """
+
+    def __init__(self, size: Any, interpolation: int = 1) -> None:
+        super().__init__()
+        self._args = (_pair(size), interpolation)
+
+    def forward(self, x: NDArray) -> NDArray:
+        return image.center_crop(x, *self._args)[0]
+
+
+class Resize(_ImageTransform):
+    """Resize an HWC image (or each image of NHWC) to ``size``; apply before ``ToTensor``.
+
+    Parameters
+    ----------
+    size : int or tuple of (W, H)
+        An int resizes both edges, or with ``keep_ratio`` the shorter edge, to ``size``.
+    keep_ratio : bool, default False
+    interpolation : int, default 1
+        OpenCV code: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos.
+    """
+
+    def __init__(self, size: Any, keep_ratio: bool = False, interpolation: int = 1) -> None:
+        super().__init__()
+        self._keep = keep_ratio
+        self._size = size
+        self._interpolation = interpolation
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.resize(data, self._size, self._keep, self._interpolation)
+
+
+class RandomFlipLeftRight(_ImageTransform):
+    """Flip an HWC image left to right with probability 0.5."""
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.random_flip(data, 1, "RandomFlipLeftRight")
+
+
+class RandomFlipTopBottom(_ImageTransform):
+    """Flip an HWC image top to bottom with probability 0.5."""
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.random_flip(data, 0, "RandomFlipTopBottom")
+
+
+class _RandomFactor(_ImageTransform):
+    """A jitter whose factor is drawn from ``[max(0, 1 - amount), 1 + amount]``."""
+
+    _adjust: Any = None
+
+    def __init__(self, amount: float) -> None:
+        super().__init__()
+        self._args = (max(0, 1 - amount), 1 + amount)
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return type(self)._adjust(data, ops.uniform(*self._args))
+
+
+class RandomBrightness(_RandomFactor):
+    """Multiply an HWC image by a factor from ``[max(0, 1 - brightness), 1 + brightness]``."""
+
+    _adjust = staticmethod(ops.adjust_brightness)
+
+
+class RandomContrast(_RandomFactor):
+    """Blend an HWC image with its mean gray level by a factor from
+    ``[max(0, 1 - contrast), 1 + contrast]``."""
+
+    _adjust = staticmethod(ops.adjust_contrast)
+
+
+class RandomSaturation(_RandomFactor):
+    """Blend an HWC image with its gray level by a factor from
+    ``[max(0, 1 - saturation), 1 + saturation]`` (MXNet 1.9.1's blend, see
+    ``_image_ops.adjust_saturation``)."""
+
+    _adjust = staticmethod(ops.adjust_saturation)
+
+
+class RandomHue(_RandomFactor):
+    """Shift the hue of an HWC RGB image by ``alpha * 360`` degrees, ``alpha`` drawn from
+    ``[max(0, 1 - hue), 1 + hue]`` (MXNet's range, kept as it is)."""
+
+    _adjust = staticmethod(ops.adjust_hue)
+
+
+class RandomColorJitter(_ImageTransform):
+    """Jitter brightness, contrast, saturation (factors ``1 +- amount``) and hue (``+- hue``)
+    in a random order."""
+
+    def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0,
+                 hue: float = 0) -> None:
+        super().__init__()
+        self._args = (brightness, contrast, saturation, hue)
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.random_color_jitter(data, *self._args)
+
+
+class RandomLighting(_ImageTransform):
+    """AlexNet-style PCA lighting noise with strength ``alpha`` (normal standard deviation)."""
+
+    def __init__(self, alpha: float) -> None:
+        super().__init__()
+        self._alpha = alpha
+
+    def _apply(self, data: np.ndarray) -> np.ndarray:
+        return ops.random_lighting(data, self._alpha)
+
+
+class RandomApply(Sequential):
+    """Apply ``transforms`` with probability ``p`` (Python's ``random.random``, as MXNet).
+
+    Parameters
+    ----------
+    transforms : Block
+        Usually a ``Compose``.
+    p : float, default 0.5
+    """
+
+    def __init__(self, transforms: Any, p: float = 0.5) -> None:
+        super().__init__()
+        self.transforms = transforms
+        self.p = p
+
+    def forward(self, x: Any) -> Any:
+        if self.p < random.random():
+            return x
+        return self.transforms(x)
