@@ -5,9 +5,11 @@ batch_size=32)`` yields the batches MXNet yields; batches are made in the callin
 (``num_workers`` is accepted and starts no workers).
 """
 
+from . import vision
 from .dataloader import DataLoader
 from .dataset import ArrayDataset, Dataset, RecordFileDataset, SimpleDataset
 from .sampler import BatchSampler, FilterSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset", "Sampler",
-           "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler", "DataLoader"]
+           "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler", "DataLoader",
+           "vision"]
