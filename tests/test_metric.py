@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import types
 import warnings
 
 import numpy as np
@@ -20,6 +19,7 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import GluonportError, ShapeError
+from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "golden", "metric")
 RTOL, ATOL = 1e-5, 1e-6
@@ -30,16 +30,9 @@ with open(os.path.join(HERE, "metric_golden.json"), encoding="utf-8") as _f:
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    with open(os.path.join(HERE, "metric_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("metric_script_ported")
-    code = compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                   "metric_script.py", "exec")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # corrcoef of constant input, as in the generator
-        exec(code, module.__dict__)
-        return module.run(os.path.dirname(HERE))
+        return load_ported(os.path.join(HERE, "metric_script.py")).run(os.path.dirname(HERE))
 
 
 _NUMBER = re.compile(r"-?\d+\.\d+(?:e-?\d+)?|nan")

@@ -8,13 +8,13 @@ for every last_batch_handle. Arrays: rtol 1e-4 / atol 1e-5 times the output's ma
 
 import json
 import os
-import types
 
 import numpy as np
 import pytest
 
 import gluonport as mx
 from gluonport.errors import GluonportError, ParameterError
+from tests._ported import load_ported
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 HERE = os.path.join(GOLDEN, "module")
@@ -22,13 +22,7 @@ HERE = os.path.join(GOLDEN, "module")
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    with open(os.path.join(HERE, "module_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("module_script_ported")
-    exec(compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                 "module_script.py", "exec"), module.__dict__)
-    return module.run(GOLDEN)
+    return load_ported(os.path.join(HERE, "module_script.py")).run(GOLDEN)
 
 
 @pytest.fixture(scope="module")

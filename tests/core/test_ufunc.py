@@ -6,25 +6,20 @@ byte-identical symbol JSON (node names, ops, attribute strings)."""
 
 import json
 import os
-import types
 
 import numpy as np
 import pytest
 
 import gluonport as mx
 from gluonport.errors import ArgumentError, GluonportError
+from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "golden", "ufunc")
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> dict:
-    with open(os.path.join(HERE, "ufunc_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("ufunc_script_ported")
-    exec(compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                 "ufunc_script.py", "exec"), module.__dict__)
+    module = load_ported(os.path.join(HERE, "ufunc_script.py"))
     cwd = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("ufunc"))
     try:

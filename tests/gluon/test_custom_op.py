@@ -7,7 +7,6 @@ atol 1e-6: float32, the same formulas in a different order."""
 
 import json
 import os
-import sys
 import types
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import UnsupportedOpError
+from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "golden", "custom_op")
 RTOL, ATOL = 1e-5, 1e-6
@@ -23,14 +23,7 @@ RTOL, ATOL = 1e-5, 1e-6
 
 @pytest.fixture(scope="module")
 def ops() -> types.ModuleType:
-    with open(os.path.join(HERE, "custom_ops.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("custom_ops_ported")
-    sys.modules[module.__name__] = module
-    exec(compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                 "custom_ops.py", "exec"), module.__dict__)
-    return module
+    return load_ported(os.path.join(HERE, "custom_ops.py"))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +66,8 @@ def test_nd_custom_imperative(ops, gold):
 
 
 def test_gluon_block_with_f_custom(ops, gold, tmp_path):
-    net = ops.Net()
+    with mx.name.NameManager():  # a fresh counter: prefix net0_, as in gen_custom_op.py's process
+        net = ops.Net()
     x = mx.nd.array(gold["net_data"])
     net.initialize()  # as gen_custom_op.py: deferred init on the first call, then MXNet's weights
     net(x)

@@ -19,7 +19,6 @@ import json
 import os
 import pickle
 import struct
-import types
 
 import numpy as np
 import pytest
@@ -29,6 +28,7 @@ from gluonport import errors
 from gluonport.errors import ArgumentError, DTypeError, FormatError, GluonportError, ShapeError
 from gluonport.gluon import data as gdata
 from gluonport.gluon import utils as gutils
+from tests._ported import load_ported
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden")
 HERE = os.path.join(GOLDEN, "data")
@@ -37,13 +37,7 @@ RTOL = 1e-6
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    with open(os.path.join(HERE, "data_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("data_script_ported")
-    exec(compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                 "data_script.py", "exec"), module.__dict__)
-    return module.run(GOLDEN)
+    return load_ported(os.path.join(HERE, "data_script.py")).run(GOLDEN)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ script written for MXNet runs with only its import changed.
 import functools
 import json
 import os
-import types
 
 import numpy as np
 import pytest
@@ -24,6 +23,7 @@ import gluonport as mx
 from gluonport.errors import ArgumentError, GluonportError, ShapeError, UnsupportedOpError
 from gluonport.gluon import loss as gloss
 from gluonport.ops import registry
+from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "golden", "loss")
 RTOL, ATOL = 1e-5, 1e-6
@@ -198,13 +198,7 @@ def test_loss_inside_a_hybridized_block_traces_into_its_graph() -> None:
 
 @pytest.fixture(scope="module")
 def script_results() -> dict:
-    with open(os.path.join(HERE, "loss_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    module = types.ModuleType("loss_script_ported")
-    exec(compile(source.replace("import mxnet as mx\n", "import gluonport as mx\n"),
-                 "loss_script.py", "exec"), module.__dict__)
-    return module.run()
+    return load_ported(os.path.join(HERE, "loss_script.py")).run()
 
 
 def test_mxnet_evaluation_script_runs_with_only_the_import_changed(script_results) -> None:

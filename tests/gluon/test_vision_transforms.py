@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import random
-import types
 
 import numpy as np
 import pytest
@@ -37,6 +36,7 @@ from gluonport.errors import (
 from gluonport.gluon import nn
 from gluonport.gluon.data.vision import _image_ops as ops
 from gluonport.gluon.data.vision import transforms
+from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "image")
 FLOAT_ATOL = 5e-7  # times max(1, max|expected|)
@@ -51,15 +51,7 @@ with np.load(os.path.join(HERE, "ops.npz")) as _z:
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    with open(os.path.join(HERE, "image_script.py"), encoding="utf-8") as f:
-        source = f.read()
-    assert source.count("import mxnet as mx\n") == 1
-    assert source.count("from mxnet.") == 1
-    ported = source.replace("import mxnet as mx\n", "import gluonport as mx\n")
-    ported = ported.replace("from mxnet.", "from gluonport.")
-    module = types.ModuleType("image_script_ported")
-    exec(compile(ported, "image_script.py", "exec"), module.__dict__)
-    return module.run()
+    return load_ported(os.path.join(HERE, "image_script.py")).run()
 
 
 def assert_matches(got: np.ndarray, want: np.ndarray, name: str) -> None:

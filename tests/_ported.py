@@ -1,0 +1,29 @@
+"""Scripts written for MXNet, run here with only their imports changed: the porting story.
+
+Each such script (``tests/golden/*/<name>_script.py`` and ``custom_op/custom_ops.py``) has
+exactly one ``import mxnet as mx``; its generator runs it in MXNet 1.9.1 and records what it
+returns, and the test runs the same text through :func:`load_ported`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+
+def load_ported(path: str) -> types.ModuleType:
+    """Execute ``path`` with ``import mxnet as mx`` -> ``import gluonport as mx`` and
+    ``from mxnet.`` -> ``from gluonport.``; returns the module (also put in sys.modules, so its
+    classes can be found by name)."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    assert source.count("import mxnet as mx\n") == 1, f"{path}: needs one 'import mxnet as mx'"
+    ported = source.replace("import mxnet as mx\n", "import gluonport as mx\n")
+    ported = ported.replace("from mxnet.", "from gluonport.")
+    name = os.path.splitext(os.path.basename(path))[0] + "_ported"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(ported, os.path.basename(path), "exec"), module.__dict__)
+    return module
