@@ -13,14 +13,16 @@ import types
 
 
 def load_ported(path: str) -> types.ModuleType:
-    """Execute ``path`` with ``import mxnet as mx`` -> ``import gluonport as mx`` and
-    ``from mxnet.`` -> ``from gluonport.``; returns the module (also put in sys.modules, so its
+    """Execute ``path`` with ``import mxnet as mx`` -> ``import gluonport as mx``,
+    ``from mxnet import`` / ``from mxnet.`` -> ``from gluonport import`` / ``from gluonport.``;
+    returns the module (also put in sys.modules, so its
     classes can be found by name)."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
     assert source.count("import mxnet as mx\n") == 1, f"{path}: needs one 'import mxnet as mx'"
     ported = source.replace("import mxnet as mx\n", "import gluonport as mx\n")
     ported = ported.replace("from mxnet.", "from gluonport.")
+    ported = ported.replace("from mxnet import ", "from gluonport import ")
     name = os.path.splitext(os.path.basename(path))[0] + "_ported"
     module = types.ModuleType(name)
     module.__file__ = path

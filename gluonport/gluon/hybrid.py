@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd
 from .. import ndarray as _nd
 from .. import symbol as _sym
 from ..context import Context
@@ -80,18 +81,24 @@ class CachedGraph:
         return "onnxruntime" if self._exports else "numpy"
 
     def __call__(self, data: list[NDArray], ctx: Context) -> list[NDArray]:
-        if self.backend == "onnxruntime":
+        # training mode (autograd.record / train_mode): Dropout, batch-statistics BatchNorm;
+        # onnxruntime runs inference graphs only, so such a call takes the numpy executor
+        training = autograd.is_training()
+        if self.backend == "onnxruntime" and not training:
             outs = self._onnx_graph(ctx)([d._data for d in data])
         elif ctx.device_type == "gpu":
+            why = ("a training-mode forward (autograd.record / train_mode) runs on the numpy "
+                   "executor" if training else "it has ops without an ONNX converter, so it "
+                   "runs on the numpy executor")
             raise GluonportError(
-                f"this graph cannot run on {ctx}: it has ops without an ONNX converter, so it "
-                "runs on the numpy executor, which is CPU-only. Use cpu() or register "
-                "converters (gluonport.onnx.register_converter)")
+                f"this graph cannot run on {ctx}: {why}, which is CPU-only. Use cpu() or "
+                "register converters (gluonport.onnx.register_converter)")
         else:
-            outs = self._run_numpy(data, ctx)
+            outs = self._run_numpy(data, ctx, training)
         return [NDArray(np.asarray(o), ctx) for o in outs]
 
-    def _run_numpy(self, data: list[NDArray], ctx: Context) -> list[np.ndarray]:
+    def _run_numpy(self, data: list[NDArray], ctx: Context,
+                   training: bool = False) -> list[np.ndarray]:
         if self._plan is None:
             self._plan = GraphPlan(self.symbol)
         feed = {}
@@ -108,7 +115,7 @@ class CachedGraph:
                 for oname, o in zip(node.output_names(), outs):
                     if o is not None:
                         callback(oname, node.op.name, NDArray(o, ctx))
-        return self._plan.run(feed, monitor=monitor)
+        return self._plan.run(feed, is_train=training, monitor=monitor)
 
     def _onnx_graph(self, ctx: Context) -> Any:
         graph = self._onnx.get(ctx)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .. import autograd, dtypes
 from .._opsurface import OpSurface
 from ..context import Context, cpu, current_context
 from ..errors import GluonportError, ShapeError
@@ -285,7 +285,7 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
     if isinstance(ctx, str):
         ctx = _parse_ctx(ctx)
     try:
-        results = op.run(call.params, arrays)
+        results = op.run(call.params, arrays, is_train=autograd.is_training())
     except GluonportError:
         raise
     except (ValueError, IndexError, TypeError) as exc:  # a numpy failure on bad input
