@@ -5,7 +5,8 @@ from .block import Block
 from .hybrid import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .symbol_block import SymbolBlock
+from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
            "DeferredInitializationError", "nn", "rnn", "contrib", "model_zoo", "data", "utils",
-           "loss"]
+           "loss", "Trainer"]

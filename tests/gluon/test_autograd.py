@@ -60,3 +60,10 @@ def test_gradients_are_refused_clearly():
                  lambda: autograd.mark_variables([x], [x])):
         with pytest.raises(mx.GluonportError, match="computes no gradients"):
             call()
+
+
+def test_trainer_imports_and_refuses_to_train():
+    from gluonport.gluon import Trainer
+
+    with pytest.raises(mx.GluonportError, match="does not train"):
+        Trainer(nn.Dense(2).collect_params(), "sgd", {"learning_rate": 0.1})
