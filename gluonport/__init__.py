@@ -24,7 +24,8 @@ from . import initializer, model  # noqa: E402
 from . import initializer as init  # noqa: E402
 from . import gluon  # noqa: E402
 from . import onnx  # noqa: E402
-from . import autograd, operator  # noqa: E402
+from . import autograd, base, operator, util  # noqa: E402
+from .base import MXNetError  # noqa: E402
 from . import io, module  # noqa: E402
 from . import image, image as img  # noqa: E402
 from . import metric  # noqa: E402
@@ -34,5 +35,5 @@ from .runtime.predictor import Predictor, load  # noqa: E402
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "nd", "sym",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
-           "io", "module", "mod", "image", "img", "metric", "autograd", "load", "Predictor",
-           "__version__"]
+           "io", "module", "mod", "image", "img", "metric", "autograd", "base", "util",
+           "MXNetError", "load", "Predictor", "__version__"]

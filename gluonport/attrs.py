@@ -340,6 +340,8 @@ class ParamSpec:
             if is_hidden_key(name):
                 continue
             field = self.fields.get(name)
+            if field is None and not self.fields:
+                continue  # an op without parameters keeps any attribute unread, as MXNet's
             if field is None:
                 if strict:
                     known = ", ".join(sorted(self.fields)) or "none"
@@ -375,11 +377,18 @@ class ParamSpec:
         """User keyword arguments -> attribute strings, as MXNet's front end writes them.
 
         Every keyword given is written, ``None`` as ``"None"`` (MXNet's generated functions
-        skip only arguments *not* given); unknown names are refused.
+        skip only arguments *not* given); unknown names are refused, except by ops that take no
+        parameters, which MXNet lets store anything.
         """
         out: dict[str, str] = {}
         for name, value in kwargs.items():
             field = self.fields.get(name)
+            if field is None and not self.fields:
+                # MXNet's ops without a parameter struct (zeros_like, relu, ...) have no
+                # attribute parser: any keyword is stored and ignored (zeros_like(x,
+                # dtype='int64') is float32 there, with "dtype" in the saved JSON)
+                out[name] = to_attr_string(value)
+                continue
             if field is None:
                 if is_hidden_key(name):
                     out[name] = to_attr_string(value)

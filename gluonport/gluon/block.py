@@ -343,3 +343,17 @@ class Block:
             for h in handles:
                 h.detach()
         print("\n".join(_summary_lines(rows)))
+
+
+def __getattr__(name: str) -> Any:
+    """``from mxnet.gluon.block import HybridBlock, SymbolBlock`` works as in MXNet, where all
+    three classes live in ``block.py`` (here they have modules of their own)."""
+    if name == "HybridBlock":
+        from .hybrid import HybridBlock
+
+        return HybridBlock
+    if name == "SymbolBlock":
+        from .symbol_block import SymbolBlock
+
+        return SymbolBlock
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -181,10 +181,10 @@ class Parameter:
                 f"{self._shape}. Please specify in_units, in_channels, etc for `Block`s.")
         if data is None:
             data = NDArray(np.zeros(self._shape, dtype=self._dtype), cpu())
-            init_attr = init if isinstance(init, str) else (
-                init.dumps() if isinstance(init, _init.Initializer) else init)
-            desc = _init.InitDesc(self.name, {"__init__": init_attr})
-            _init.create(default_init)(desc, _Filler(data))
+            # the init object itself, as MXNet passes it: a user's Initializer subclass need not
+            # be registered (GluonCV's BilinearUpSample is not)
+            desc = _init.InitDesc(self.name, {"__init__": init})
+            _init.create(default_init)(desc, data)
         self._init_impl(data, ctx)
 
     def _init_impl(self, data: NDArray, ctx_list: list[Context]) -> None:
@@ -344,21 +344,6 @@ class Parameter:
                             lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init,
                             stype=self._stype)
         return self._var
-
-
-class _Filler:
-    """Lets an initializer write ``arr[:] = value`` into an NDArray of the right dtype."""
-
-    def __init__(self, nd: NDArray):
-        self._nd = nd
-        self.shape = nd.shape
-        self.dtype = nd._data.dtype
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if isinstance(value, NDArray):
-            value = value._data
-        self._nd._data[key] = np.asarray(value, dtype=self.dtype) if not np.isscalar(value) \
-            else value
 
 
 class Constant(Parameter):
