@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     custom,
     detection,
     elemwise,
+    image,
     indexing,
     init,
     linalg,

@@ -9,17 +9,22 @@ The same classes, arguments and results as MXNet's, so a pre-processing pipeline
 gives MXNet's tensor for the same HWC uint8 image (resizing is bit-exact, see
 ``gluonport/_cv_resize.py``; the float steps repeat MXNet's float32 arithmetic).
 
+As in MXNet, the operator-backed transforms are HybridBlocks calling ``F.image.*`` (the
+``_image_*`` operators of :mod:`gluonport.ops.image`): they hybridize, and a network that starts
+with ``ToTensor`` and ``Normalize`` exports them into its symbol file (MXNet 1.9.1 loads it) and
+into ONNX. ``Compose`` groups consecutive HybridBlocks into a hybridized ``HybridSequential``,
+as MXNet does; a group whose ops all have an ONNX export (``ToTensor``, ``Normalize``, ``Cast``)
+runs on onnxruntime, others on the numpy executor.
+
 Differences from MXNet, all in how things run rather than in the numbers:
 
-* MXNet's hybrid transforms call ``_image_*`` operators, which gluonport does not register: the
-  transforms here compute with numpy (``_image_ops.py``) and always run eagerly. ``hybridize()``
-  is accepted and changes nothing; tracing one inside another hybridized block raises
-  :class:`~gluonport.errors.NotImplementedForSymbol`. ``Compose`` therefore keeps its groups of
-  HybridBlocks eager unless every block in a group can be traced (``Cast`` and your own blocks).
 * Random transforms draw their factors from gluonport's generator (``mx.random.seed`` reseeds it)
   instead of MXNet's C++ generator, so the factors differ from MXNet's for the same seed.
   ``RandomResizedCrop``/``RandomApply`` use Python's ``random`` and ``RandomRotation``
   ``numpy.random``, as MXNet does, and so do match MXNet under the same seeds.
+* ``CropResize(..., size=s)`` without ``interpolation`` resizes bilinearly (the op's default);
+  MXNet passes ``interp=None`` to the op there and fails.
+* ``Compose`` does not append ``None`` to the list it is given (MXNet's does).
 """
 
 from __future__ import annotations
@@ -30,14 +35,10 @@ from typing import Any
 import numpy as np
 
 from .... import image
-from .... import ndarray as _nd
-from ....errors import NotImplementedForSymbol
 from ....ndarray import NDArray
-from ....symbol import Symbol
 from ...block import Block
 from ...hybrid import HybridBlock
 from ...nn import HybridSequential, Sequential
-from . import _image_ops as ops
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
            "RandomResizedCrop", "CropResize", "CenterCrop", "Resize", "RandomFlipLeftRight",
@@ -45,53 +46,12 @@ __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation
            "RandomHue", "RandomColorJitter", "RandomLighting", "RandomApply"]
 
 
-class _ImageTransform(HybridBlock):
-    """A transform MXNet runs through an ``_image_*`` operator: eager numpy here."""
-
-    def forward(self, x: Any, *args: Any) -> Any:
-        return self.hybrid_forward(_nd, x, *args)
-
-    def hybrid_forward(self, F: Any, x: Any, *args: Any) -> Any:
-        if isinstance(x, Symbol) or F is not _nd:
-            raise NotImplementedForSymbol(
-                f"{type(self).__name__}: gluonport computes image transforms eagerly (it has no "
-                "symbolic _image_* operators), so it cannot be traced inside a hybridized "
-                "block. Apply the transform to NDArrays outside the network, or chain "
-                "transforms with transforms.Compose")
-        if not isinstance(x, NDArray):
-            raise NotImplementedForSymbol(f"{type(self).__name__}: expected an NDArray image, "
-                                          f"got {type(x).__name__}")
-        return NDArray(self._apply(x._data), x.context)
-
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-
-def _traceable(block: Any) -> bool:
-    if isinstance(block, _ImageTransform):
-        return False
-    return all(_traceable(c) for c in block._children.values())
-
-
-class _TransformGroup(HybridSequential):
-    """Compose's group of consecutive HybridBlocks; hybridized only where it can be traced."""
-
-    def _alias(self) -> str:
-        return "hybridsequential"
-
-    def __repr__(self) -> str:  # MXNet's group is a plain HybridSequential
-        return "HybridSequential" + super().__repr__()[len(type(self).__name__):]
-
-    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
-        super().hybridize(active and _traceable(self), **kwargs)
-
-
 class Compose(Sequential):
     """Sequentially composes multiple transforms.
 
     As in MXNet, runs of consecutive HybridBlocks are grouped into a hybridized
-    ``HybridSequential``; groups holding image transforms stay eager here (see the module
-    docstring). MXNet appends ``None`` to the list it is given; this one leaves it alone.
+    ``HybridSequential``. MXNet appends ``None`` to the list it is given; this one leaves it
+    alone.
 
     Parameters
     ----------
@@ -116,7 +76,7 @@ class Compose(Sequential):
             if len(hybrid) == 1:
                 self.add(hybrid[0])
             elif len(hybrid) > 1:
-                group = _TransformGroup()
+                group = HybridSequential()
                 for h in hybrid:
                     group.add(h)
                 group.hybridize()
@@ -137,7 +97,7 @@ class Cast(HybridBlock):
         return F.cast(x, self._dtype)
 
 
-class ToTensor(_ImageTransform):
+class ToTensor(HybridBlock):
     """HWC (or NHWC) image in [0, 255] to a float32 CHW (NCHW) tensor in [0, 1]: ``x / 255``.
 
     >>> import numpy as np, gluonport as mx
@@ -148,11 +108,11 @@ class ToTensor(_ImageTransform):
     ((3, 4, 2), 0.20000000298023224)
     """
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.to_tensor(data)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.to_tensor(x)
 
 
-class Normalize(_ImageTransform):
+class Normalize(HybridBlock):
     """``(x[c] - mean[c]) / std[c]`` over a CHW (NCHW) tensor; scalars apply to every channel.
 
     Parameters
@@ -166,10 +126,8 @@ class Normalize(_ImageTransform):
         self._mean = mean
         self._std = std
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.normalize(data, self._mean, self._std)
-
-
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.normalize(x, self._mean, self._std)
 
 
 class Rotate(Block):
@@ -256,7 +214,7 @@ class RandomResizedCrop(Block):
         return image.random_size_crop(x, *self._args)[0]
 
 
-class CropResize(_ImageTransform):
+class CropResize(HybridBlock):
     """Crop the ``width`` x ``height`` window at (``x``, ``y``) of an HWC (NHWC) image, then
     resize it to ``size`` when given.
 
@@ -267,7 +225,7 @@ class CropResize(_ImageTransform):
     width, height : int
     size : int or tuple of (W, H), optional
     interpolation : int, optional
-        OpenCV code (default 1, bilinear).
+        OpenCV code (default 1, bilinear; MXNet fails without one when ``size`` is given).
     """
 
     def __init__(self, x: int, y: int, width: int, height: int, size: Any = None,
@@ -278,10 +236,11 @@ class CropResize(_ImageTransform):
         self._size = size
         self._interpolation = interpolation
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        out = ops.crop(data, self._x, self._y, self._width, self._height)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        out = F.image.crop(x, self._x, self._y, self._width, self._height)
         if self._size:
-            out = ops.resize(out, self._size, False, self._interpolation)
+            interp = () if self._interpolation is None else (self._interpolation,)
+            out = F.image.resize(out, self._size, False, *interp)
         return out
 
 
@@ -303,7 +262,7 @@ class CenterCrop(Block):
         return image.center_crop(x, *self._args)[0]
 
 
-class Resize(_ImageTransform):
+class Resize(HybridBlock):
     """Resize an HWC image (or each image of NHWC) to ``size``; apply before ``ToTensor``.
 
     Parameters
@@ -321,66 +280,67 @@ class Resize(_ImageTransform):
         self._size = size
         self._interpolation = interpolation
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.resize(data, self._size, self._keep, self._interpolation)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.resize(x, self._size, self._keep, self._interpolation)
 
 
-class RandomFlipLeftRight(_ImageTransform):
+class RandomFlipLeftRight(HybridBlock):
     """Flip an HWC image left to right with probability 0.5."""
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.random_flip(data, 1, "RandomFlipLeftRight")
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_flip_left_right(x)
 
 
-class RandomFlipTopBottom(_ImageTransform):
+class RandomFlipTopBottom(HybridBlock):
     """Flip an HWC image top to bottom with probability 0.5."""
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.random_flip(data, 0, "RandomFlipTopBottom")
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_flip_top_bottom(x)
 
 
-class _RandomFactor(_ImageTransform):
-    """A jitter whose factor is drawn from ``[max(0, 1 - amount), 1 + amount]``."""
+class _RandomFactor(HybridBlock):
+    """A jitter whose factor the op ``F.image.<_op>`` draws from
+    ``[max(0, 1 - amount), 1 + amount]``."""
 
-    _adjust: Any = None
+    _op = ""
 
     def __init__(self, amount: float) -> None:
         super().__init__()
         self._args = (max(0, 1 - amount), 1 + amount)
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return type(self)._adjust(data, ops.uniform(*self._args))
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return getattr(F.image, self._op)(x, *self._args)
 
 
 class RandomBrightness(_RandomFactor):
     """Multiply an HWC image by a factor from ``[max(0, 1 - brightness), 1 + brightness]``."""
 
-    _adjust = staticmethod(ops.adjust_brightness)
+    _op = "random_brightness"
 
 
 class RandomContrast(_RandomFactor):
     """Blend an HWC image with its mean gray level by a factor from
     ``[max(0, 1 - contrast), 1 + contrast]``."""
 
-    _adjust = staticmethod(ops.adjust_contrast)
+    _op = "random_contrast"
 
 
 class RandomSaturation(_RandomFactor):
     """Blend an HWC image with its gray level by a factor from
     ``[max(0, 1 - saturation), 1 + saturation]`` (MXNet 1.9.1's blend, see
-    ``_image_ops.adjust_saturation``)."""
+    ``gluonport.ops.image.adjust_saturation``)."""
 
-    _adjust = staticmethod(ops.adjust_saturation)
+    _op = "random_saturation"
 
 
 class RandomHue(_RandomFactor):
     """Shift the hue of an HWC RGB image by ``alpha * 360`` degrees, ``alpha`` drawn from
     ``[max(0, 1 - hue), 1 + hue]`` (MXNet's range, kept as it is)."""
 
-    _adjust = staticmethod(ops.adjust_hue)
+    _op = "random_hue"
 
 
-class RandomColorJitter(_ImageTransform):
+class RandomColorJitter(HybridBlock):
     """Jitter brightness, contrast, saturation (factors ``1 +- amount``) and hue (``+- hue``)
     in a random order."""
 
@@ -389,19 +349,19 @@ class RandomColorJitter(_ImageTransform):
         super().__init__()
         self._args = (brightness, contrast, saturation, hue)
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.random_color_jitter(data, *self._args)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_color_jitter(x, *self._args)
 
 
-class RandomLighting(_ImageTransform):
+class RandomLighting(HybridBlock):
     """AlexNet-style PCA lighting noise with strength ``alpha`` (normal standard deviation)."""
 
     def __init__(self, alpha: float) -> None:
         super().__init__()
         self._alpha = alpha
 
-    def _apply(self, data: np.ndarray) -> np.ndarray:
-        return ops.random_lighting(data, self._alpha)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_lighting(x, self._alpha)
 
 
 class RandomApply(Sequential):
