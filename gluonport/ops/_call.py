@@ -70,6 +70,10 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict[str, Any],
         missing = [None] * (len(names) - len(pos_inputs))
         return BoundCall(list(pos_inputs) + missing, names, attrs, params)
     if len(pos_inputs) > len(names):
+        # MXNet's generated functions declare every input an op can take and skip the None
+        # ones (gluon's CTCLoss calls F.CTCLoss(pred, label, None, label_lengths, ...))
+        pos_inputs = [a for a in pos_inputs if a is not None]
+    if len(pos_inputs) > len(names):
         raise OpAttributeError(f"{op.name}: takes inputs {names}, got {len(pos_inputs)} "
                                "positional inputs")
     inputs: list[Any] = list(pos_inputs) + [None] * (len(names) - len(pos_inputs))

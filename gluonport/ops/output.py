@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import Bool, Enum, Float
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ._onnx import attach
 from ._shape import fmt, known, merge
 from .nn import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
@@ -173,6 +173,122 @@ register(OpDef(
     doc="Identity forward that stops gradients flowing back through it."))
 
 
+# --- CTCLoss -------------------------------------------------------------------------------------
+_CTC_INPUTS = ("data", "label", "data_lengths", "label_lengths")
+
+
+def _ctc_inputs(p) -> tuple[str, ...]:
+    """``data, label`` plus the length vectors the flags ask for (MXNet's input names)."""
+    return tuple(n for n, on in zip(_CTC_INPUTS, (True, True, p.use_data_lengths,
+                                                  p.use_label_lengths)) if on)
+
+
+def _ctc_shape(p, in_shapes: list) -> tuple[list, list]:
+    """data ``(T, N, C)``, label ``(N, L)`` with ``L <= T``, lengths ``(N,)``; the loss is
+    ``(N,)`` and the hidden gradient has the data's shape."""
+    ins = list(in_shapes)
+    data, label = ins[0], ins[1]
+    if data is not None and len(data) != 3:
+        raise ShapeError(f"CTCLoss: data must be 3-d (sequence_length, batch_size, "
+                         f"alphabet_size), got {fmt(data)}")
+    if label is not None and len(label) != 2:
+        raise ShapeError(f"CTCLoss: label must be 2-d (batch_size, label_sequence_length), got "
+                         f"{fmt(label)}")
+    n = merge(None if data is None else (data[1],), None if label is None else (label[0],),
+              f"CTCLoss: batch size of data {fmt(data)} and label {fmt(label)}: ")
+    for i in range(2, len(ins)):
+        ins[i] = merge(ins[i], n, f"CTCLoss: {_ctc_inputs(p)[i]}: ")
+    if data is not None and label is not None and data[0] and label[1] > data[0]:
+        raise ShapeError(f"CTCLoss: label {fmt(label)} holds more labels ({label[1]}) than the "
+                         f"data {fmt(data)} has time steps ({data[0]})")
+    return ins, [n, None if data is None else tuple(data)]
+
+
+def _ctc_type(p, in_types: list) -> tuple[list, list]:
+    dt = in_types[0]
+    return [dt if t is None else t for t in in_types], [dt, dt]
+
+
+def _lround(a: np.ndarray) -> np.ndarray:
+    """C's ``lround`` (half away from zero), which MXNet applies to labels and lengths."""
+    a = np.asarray(a, dtype=np.float64)
+    return (np.sign(a) * np.floor(np.abs(a) + 0.5)).astype(np.int64)
+
+
+def _ctc_lengths(p, data: np.ndarray, label: np.ndarray, rest: tuple) -> tuple:
+    """Rounded labels and the per-sample data and label lengths, checked against the shapes."""
+    t_max, n, _ = data.shape
+    lab = _lround(label)
+    data_len = _lround(rest[0]) if p.use_data_lengths else np.full(n, t_max, np.int64)
+    if p.use_label_lengths:
+        lab_len = _lround(rest[-1])
+    else:  # the first padding value ends each label sequence
+        pad = lab == (0 if p.blank_label == "first" else -1)
+        lab_len = np.where(pad.any(axis=1), pad.argmax(axis=1), lab.shape[1])
+    for what, v, top in (("data_lengths", data_len, t_max),
+                         ("label_lengths", lab_len, lab.shape[1])):
+        if v.shape != (n,) or v.min(initial=0) < 0 or v.max(initial=0) > top:
+            raise ShapeError(f"CTCLoss: {what} {v.tolist()} must hold {n} values in "
+                             f"[0, {top}] (values are rounded to the nearest integer)")
+    return lab, data_len, lab_len
+
+
+def _ctc_states(lab: np.ndarray, lab_len: np.ndarray, blank: int, classes: int) -> tuple:
+    """The blank-interleaved label sequences ``(N, 2L+1)``, where a skip over a blank is
+    allowed, and the number of repeated neighbours per sample."""
+    n, lmax = lab.shape
+    used = np.arange(lmax) < lab_len[:, None]
+    bad = used & ((lab < 0) | (lab >= classes))
+    if bad.any():
+        raise ShapeError(f"CTCLoss: label values {np.unique(lab[bad]).tolist()} are outside the "
+                         f"alphabet [0, {classes - 1}] of the data")
+    ext = np.full((n, 2 * lmax + 1), blank, np.int64)
+    ext[:, 1::2] = np.where(used, lab, blank)
+    skip = np.zeros(ext.shape, bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    repeats = np.sum(used[:, 1:] & (lab[:, 1:] == lab[:, :-1]), axis=1)
+    return ext, skip, repeats
+
+
+def _ctc_loss(p, data: np.ndarray, label: np.ndarray, *rest: np.ndarray) -> tuple:
+    """Negative log-likelihood of each label sequence (the forward algorithm in log space)."""
+    if data.dtype != np.float32:
+        raise DTypeError(f"CTCLoss: data dtype {data.dtype} is not supported (MXNet computes "
+                         "CTCLoss on float32 only); cast it with .astype('float32')")
+    _ctc_shape(p, [data.shape, label.shape] + [r.shape for r in rest])
+    t_max, n, classes = data.shape
+    blank = 0 if p.blank_label == "first" else classes - 1
+    lab, data_len, lab_len = _ctc_lengths(p, data, label, rest)
+    ext, skip, repeats = _ctc_states(lab, lab_len, blank, classes)
+    logp = softmax_along(data.astype(np.float64), 2, log=True)
+    emit = np.take_along_axis(logp, np.broadcast_to(ext, (t_max,) + ext.shape), axis=2)
+    alpha = np.full(ext.shape, -np.inf)
+    alpha[:, :2] = emit[0, :, :2] if t_max else -np.inf
+    for t in range(1, t_max):  # one vectorised step per time step (all samples, all states)
+        one = np.pad(alpha[:, :-1], ((0, 0), (1, 0)), constant_values=-np.inf)
+        two = np.pad(alpha[:, :-2], ((0, 0), (2, 0)), constant_values=-np.inf)
+        step = np.logaddexp(np.logaddexp(alpha, one), np.where(skip, two, -np.inf)) + emit[t]
+        alpha = np.where((t < data_len)[:, None], step, alpha)
+    last = np.take_along_axis(alpha, np.stack([2 * lab_len, 2 * lab_len - 1], 1) % ext.shape[1],
+                              axis=1)
+    loglike = np.logaddexp(last[:, 0], np.where(lab_len > 0, last[:, 1], -np.inf))
+    # MXNet (warp-ctc) gives 0 where no alignment fits in the data length
+    loss = np.where((lab_len + repeats > data_len) | (data_len == 0), 0.0, -loglike)
+    return loss.astype(np.float32), np.zeros_like(data)
+
+
+_CTC = register(OpDef(
+    "CTCLoss",
+    params={"use_data_lengths": Bool(False), "use_label_lengths": Bool(False),
+            "blank_label": Enum(("first", "last"), "first")},
+    inputs=_ctc_inputs, num_outputs=2, num_visible_outputs=1, infer_shape=_ctc_shape,
+    infer_type=_ctc_type, compute=_ctc_loss,
+    aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
+    doc="Connectionist Temporal Classification loss of (T, N, C) activations (log-softmax "
+        "applied inside) against padded label sequences; one loss per sample."))
+_CTC.forward_reads_label = True  # its label is a real input (symbol._graph.label_inputs)
+
+
 # --- ONNX export ---------------------------------------------------------------------------------
 # The label input is not an ONNX input: the exporter drops variables used only as labels.
 def _softmax_output_onnx(ctx) -> None:
@@ -213,3 +329,156 @@ for _name in ("LinearRegressionOutput", "MAERegressionOutput", "SVMOutput", "Mak
               "make_loss", "BlockGrad"):
     attach(_name, _on_data("Identity"))
 attach("LogisticRegressionOutput", _on_data("Sigmoid"))
+
+
+# CTCLoss: the forward algorithm as an ONNX Loop over the time steps (one step per iteration,
+# every sample and state at once), from the same tensors as the numpy compute above.
+def _onnx_lround(ctx, i: int) -> str:
+    """Input ``i`` rounded half away from zero (C's lround, as MXNet reads it) to int64."""
+    x = ctx.inputs[i]
+    if np.dtype(ctx.in_dtypes[i]).kind in "iub":
+        return ctx.cast_to(x, np.int64)
+    x = ctx.cast_to(x, np.float64)
+    mag = ctx.make("Floor", [ctx.make("Add", [ctx.make("Abs", [x]),
+                                              ctx.const(np.float64(0.5), "half")])])
+    return ctx.cast_to(ctx.make("Mul", [ctx.make("Sign", [x]), mag]), np.int64)
+
+
+def _onnx_ctc_labels(ctx, lab: str, lab_len: str, n_lab: int, blank: int) -> tuple:
+    """``(ext, skip, repeats)`` as :func:`_ctc_states` builds them, for static ``n_lab``."""
+    used = ctx.make("Less", [ctx.ints(np.arange(n_lab), "positions"),
+                             ctx.make("Unsqueeze", [lab_len, ctx.ints([1], "axes")])])
+    blank_t = ctx.const(np.int64(blank), "blank")
+    labs = ctx.make("Where", [used, lab, blank_t])
+    blanks = ctx.make("Add", [ctx.make("Mul", [labs, ctx.const(np.int64(0), "zero")]), blank_t])
+    pairs = ctx.make("Concat", [ctx.make("Unsqueeze", [t, ctx.ints([2], "axes")])
+                                for t in (blanks, labs)], axis=2)
+    col = ctx.make("Slice", [blanks, ctx.ints([0], "s"), ctx.ints([1], "e"), ctx.ints([1], "a")])
+    ext = ctx.make("Concat", [ctx.make("Reshape", [pairs, ctx.ints([0, 2 * n_lab], "shape")]),
+                              col], axis=1)
+    before = ctx.make("Slice", [ext, ctx.ints([0], "s"), ctx.ints([2 * n_lab - 1], "e"),
+                                ctx.ints([1], "a")])
+    ext2 = ctx.make("Concat", [col, col, before], axis=1)
+    skip = ctx.make("And", [ctx.make("Not", [ctx.make("Equal", [ext, blank_t])]),
+                            ctx.make("Not", [ctx.make("Equal", [ext, ext2])])])
+
+    def cut(t: str, start: int, end: int) -> str:
+        return ctx.make("Slice", [t, ctx.ints([start], "s"), ctx.ints([end], "e"),
+                                  ctx.ints([1], "a")])
+
+    same = ctx.make("And", [ctx.make("Equal", [cut(lab, 1, n_lab), cut(lab, 0, n_lab - 1)]),
+                            cut(used, 1, n_lab)])
+    repeats = ctx.make("ReduceSum", [ctx.cast_to(same, np.int64), ctx.ints([1], "axes")],
+                       keepdims=0)
+    return ext, skip, repeats
+
+
+def _onnx_logsumexp(ctx, terms: list[str], neg_inf: str, zero: str) -> str:
+    """``log(sum(exp(terms)))`` that stays -inf when every term is -inf."""
+    m = ctx.make("Max", terms)
+    m = ctx.make("Where", [ctx.make("Equal", [m, neg_inf]), zero, m])
+    total = ctx.make("Sum", [ctx.make("Exp", [ctx.make("Sub", [t, m])]) for t in terms])
+    return ctx.make("Add", [ctx.make("Log", [total]), m])
+
+
+def _local_const(ctx, value) -> str:
+    """A Constant node: the Loop body holds its own constants (the exporter keeps only the
+    initializers and nodes the main graph reads)."""
+    from onnx import numpy_helper
+
+    return ctx.make("Constant", [], value=numpy_helper.from_array(np.asarray(value)))
+
+
+def _onnx_ctc_body(ctx, n_states: int):
+    """The Loop body graph: one time step of the forward recursion. ``emit``, ``skip`` and
+    ``data_len`` are carried through unchanged, so the main graph keeps them alive."""
+    from onnx import TensorProto, helper
+
+    outer, ctx.nodes = ctx.nodes, []
+    names = [ctx.fresh(h) for h in ("iter", "cond", "alpha_in", "emit", "skip", "data_len")]
+    i, cond, alpha, emit, skip, data_len = names
+    neg_inf, zero = _local_const(ctx, np.float32(-np.inf)), _local_const(ctx, np.float32(0))
+    t = ctx.make("Add", [i, _local_const(ctx, np.int64(1))])
+    axis1 = _local_const(ctx, np.array([1], np.int64))
+
+    def shifted(k: int) -> str:
+        pads = _local_const(ctx, np.array([0, k, 0, 0], np.int64))
+        padded = ctx.make("Pad", [alpha, pads, neg_inf])
+        return ctx.make("Slice", [padded, _local_const(ctx, np.array([0], np.int64)),
+                                  _local_const(ctx, np.array([n_states], np.int64)), axis1])
+
+    two = ctx.make("Where", [skip, shifted(2), neg_inf])
+    step = ctx.make("Add", [_onnx_logsumexp(ctx, [alpha, shifted(1), two], neg_inf, zero),
+                            ctx.make("Gather", [emit, t], axis=0)])
+    keep = ctx.make("Unsqueeze", [ctx.make("Less", [t, data_len]), axis1])
+    outs = [ctx.make("Identity", [cond]), ctx.make("Where", [keep, step, alpha])]
+    outs += [ctx.make("Identity", [x]) for x in (emit, skip, data_len)]
+    nodes, ctx.nodes = ctx.nodes, outer
+    kinds = [(TensorProto.INT64, []), (TensorProto.BOOL, []),
+             (TensorProto.FLOAT, [None, n_states]), (TensorProto.FLOAT, [None, None, n_states]),
+             (TensorProto.BOOL, [None, n_states]), (TensorProto.INT64, None)]
+    info = helper.make_tensor_value_info
+    return helper.make_graph(nodes, ctx.fresh("ctc_step"),
+                             [info(n, *k) for n, k in zip(names, kinds)],
+                             [info(n, *k) for n, k in zip(outs, kinds[1:])])
+
+
+def _ctc_onnx(ctx) -> None:
+    p = ctx.params
+    if ctx.wants(1):
+        raise ctx.fail("its hidden gradient output is read; MXNet hides it (backward only)")
+    if ctx.is_dynamic(0, 2) or ctx.is_dynamic(1, 1) or ctx.in_shapes[1][1] < 1:
+        raise ctx.fail("CTCLoss exports with a static alphabet size and label length >= 1")
+    n_lab, classes = int(ctx.in_shapes[1][1]), int(ctx.shape[2])
+    blank = 0 if p.blank_label == "first" else classes - 1
+    steps = ctx.make("Gather", [ctx.make("Shape", [ctx.inputs[0]]), ctx.const(np.int64(0), "t")])
+    lab = _onnx_lround(ctx, 1)
+    if p.use_label_lengths:
+        lab_len = _onnx_lround(ctx, len(ctx.inputs) - 1)
+    else:  # first padding position, or the label length when there is none
+        pad = ctx.make("Equal", [lab, ctx.const(np.int64(0 if blank == 0 else -1), "pad")])
+        first = ctx.make("Where", [pad, ctx.ints(np.arange(n_lab), "positions"),
+                                   ctx.const(np.int64(n_lab), "n_lab")])
+        lab_len = ctx.make("ReduceMin", [first], axes=[1], keepdims=0) if ctx.opset < 18 else \
+            ctx.make("ReduceMin", [first, ctx.ints([1], "axes")], keepdims=0)
+    data_len = (_onnx_lround(ctx, 2) if p.use_data_lengths
+                else ctx.make("Unsqueeze", [steps, ctx.ints([0], "axes")]))
+    ext, skip, repeats = _onnx_ctc_labels(ctx, lab, lab_len, n_lab, blank)
+    logp = ctx.make("LogSoftmax", [ctx.inputs[0]], axis=2)
+    index = ctx.make("Expand", [ctx.make("Unsqueeze", [ext, ctx.ints([0], "axes")]),
+                                ctx.make("Concat", [ctx.make("Unsqueeze", [steps,
+                                                                           ctx.ints([0], "a")]),
+                                                    ctx.make("Shape", [ext])], axis=0)])
+    emit = ctx.make("GatherElements", [logp, index], axis=2)
+    neg_inf = ctx.const(np.float32(-np.inf), "neg_inf")
+    n_states = 2 * n_lab + 1
+    first_two = ctx.const(np.arange(n_states) < 2, "start_states")
+    alpha0 = ctx.make("Where", [first_two, ctx.make("Gather", [emit, ctx.const(np.int64(0),
+                                                                               "t0")], axis=0),
+                                neg_inf])
+    trips = ctx.make("Sub", [steps, ctx.const(np.int64(1), "one")])
+    alpha = ctx.make("Loop", [trips, "", alpha0, emit, skip, data_len], outputs=4,
+                     body=_onnx_ctc_body(ctx, n_states))[0]
+    _onnx_ctc_finish(ctx, alpha, lab_len, repeats, data_len, neg_inf)
+
+
+def _onnx_ctc_finish(ctx, alpha: str, lab_len: str, repeats: str, data_len: str,
+                     neg_inf: str) -> None:
+    """Read the two final states, and give 0 where no alignment fits (as MXNet)."""
+    two = ctx.make("Mul", [lab_len, ctx.const(np.int64(2), "two")])
+    at = [ctx.make("GatherElements", [alpha, ctx.make("Unsqueeze", [ix, ctx.ints([1], "a")])],
+                   axis=1)
+          for ix in (two, ctx.make("Max", [ctx.make("Sub", [two, ctx.const(np.int64(1), "one")]),
+                                           ctx.const(np.int64(0), "zero")]))]
+    has_label = ctx.make("Unsqueeze", [ctx.make("Greater", [lab_len, ctx.const(np.int64(0),
+                                                                             "zero")]),
+                                       ctx.ints([1], "a")])
+    loglike = _onnx_logsumexp(ctx, [at[0], ctx.make("Where", [has_label, at[1], neg_inf])],
+                              neg_inf, ctx.const(np.float32(0), "zero"))
+    loss = ctx.make("Squeeze", [ctx.make("Neg", [loglike]), ctx.ints([1], "axes")])
+    no_fit = ctx.make("Or", [ctx.make("Greater", [ctx.make("Add", [lab_len, repeats]), data_len]),
+                             ctx.make("Equal", [data_len, ctx.const(np.int64(0), "zero")])])
+    ctx.make("Where", [no_fit, ctx.const(np.float32(0), "zero"), loss], outputs=ctx.outputs[:1])
+
+
+attach("CTCLoss", _ctc_onnx)

@@ -168,7 +168,9 @@ def label_inputs(order: Iterable[Node]) -> set[str]:
         if node.op is None:
             continue
         names = node.op.input_names(node.params, len(node.inputs))
+        # an op whose forward pass reads its label (CTCLoss) marks it so
+        read = getattr(node.op, "forward_reads_label", False)
         for (src, _), role in zip(node.inputs, names):
             if src.op is None:
-                roles.setdefault(src.name, set()).add(role)
+                roles.setdefault(src.name, set()).add("read" if read else role)
     return {v for v, r in roles.items() if r == {"label"}}

@@ -77,3 +77,37 @@ def test_softmax_output_flattened_dynamic_keeps_shape():
     flat = np.exp(x.reshape(5, -1) - x.reshape(5, -1).max(1, keepdims=True))
     want = (flat / flat.sum(1, keepdims=True)).reshape(x.shape)
     _compare(case, got, [want], "dynamic flattened")
+
+
+# CTCLoss: the Loop runs as many steps as the data has; time and batch vary at run time.
+CTC_FEEDS = {
+    "ctc_blank_first": lambda rng, t, n: [
+        rng.uniform(-2, 2, (t, n, 5)).astype(np.float32),
+        rng.randint(0, 5, (n, 3)).astype(np.float32)],
+    "ctc_both_lengths_last": lambda rng, t, n: [
+        rng.uniform(-2, 2, (t, n, 4)).astype(np.float32),
+        rng.randint(0, 3, (n, 3)).astype(np.int32),
+        rng.randint(0, t + 1, n).astype(np.float32),
+        rng.randint(0, 4, n).astype(np.int32)],
+}
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", list(CTC_FEEDS))
+def test_ctc_dynamic_time_and_batch(name, opset):
+    """ONNX (a Loop over time) equals the numpy executor at other sequence lengths and batch
+    sizes, infeasible samples (0) and empty labels included."""
+    from tests.ops._check import forward
+
+    case = CASES[name]
+    n_in = len(case["inputs"])
+    dyn = {"in0": {0: "t", 1: "n"}, "in1": {0: "n"}}
+    dyn.update({f"in{i}": {0: "n"} for i in range(2, n_in)})
+    model, sym, _, _ = export_case(case, GOLDEN[name], opset, dynamic_axes=dyn)
+    assert [i.name for i in model.graph.input] == [f"in{i}" for i in range(n_in)]
+    rng = np.random.RandomState(3)
+    for t, n in ((3, 1), (9, 6)):
+        feed = dict(zip([f"in{i}" for i in range(n_in)], CTC_FEEDS[name](rng, t, n)))
+        want = forward(sym, feed)
+        assert want[0].shape == (n,)
+        _compare(case, run_ort(model, feed), want, f"dynamic t={t} n={n}")

@@ -8,6 +8,10 @@ gluonport follows the reference kernel, so 4-d float32 cases live here.
 """
 
 
+# float32 forward algorithm over a few steps (MXNet sums in float32; here in float64)
+CTC_TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+
 def _f(*shape, dtype="float32", low=-1.0, high=1.0):
     return {"shape": shape, "dtype": dtype, "low": low, "high": high}
 
@@ -63,6 +67,35 @@ CASES = [
     {"name": "block_grad", "op": "BlockGrad", "inputs": [_f(2, 3, 4)]},
     {"name": "stop_gradient_int32", "op": "stop_gradient",
      "inputs": [_f(2, 3, dtype="int32", low=-9, high=9)]},
+    # CTCLoss: (T, N, C) activations, (N, L) labels; 0 pads with blank 'first', -1 with 'last'
+    {"name": "ctc_blank_first", "op": "CTCLoss",
+     "inputs": [_f(6, 4, 5, low=-2, high=2),
+                {"value": [[1, 2, 0], [3, 3, 0], [4, 1, 2], [0, 0, 0]]}], **CTC_TOL},
+    {"name": "ctc_blank_last", "op": "CTCLoss",
+     "inputs": [_f(6, 3, 5, low=-2, high=2), {"value": [[0, 1, -1], [2, 2, 2], [3, 0, 1]]}],
+     "attrs": {"blank_label": "last"}, **CTC_TOL},
+    # 3 labels with 2 repeats need 5 steps: no alignment fits in 4, MXNet gives 0
+    {"name": "ctc_infeasible_is_zero", "op": "CTCLoss",
+     "inputs": [_f(4, 2, 3, low=-2, high=2), {"value": [[1, 1, 1, 0], [2, 1, 0, 0]]}],
+     **CTC_TOL},
+    # lengths are rounded half away from zero (C lround): 4.5 -> 5, 2.4 -> 2
+    {"name": "ctc_data_lengths", "op": "CTCLoss",
+     "inputs": [_f(7, 3, 4, low=-2, high=2), {"value": [[1, 2, 0], [3, 0, 0], [2, 2, 1]]},
+                {"value": [7, 2.4, 4.5]}],
+     "attrs": {"use_data_lengths": True}, **CTC_TOL},
+    # with label lengths a 0 inside the length is a label (the blank's own value)
+    {"name": "ctc_label_lengths", "op": "_contrib_CTCLoss",
+     "inputs": [_f(5, 3, 4, low=-2, high=2), {"value": [[1, 0, 3], [2, 2, 9], [3, 1, 2]]},
+                {"value": [2, 0, 3]}],
+     "attrs": {"use_label_lengths": True}, **CTC_TOL},
+    {"name": "ctc_both_lengths_last", "op": "ctc_loss",
+     "inputs": [_f(6, 2, 4, low=-3, high=3), {"value": [[0, 1, 5], [2, 2, 1]], "dtype": "int32"},
+                {"value": [5, 6]}, {"value": [2, 3], "dtype": "int32"}],
+     "attrs": {"use_data_lengths": True, "use_label_lengths": True, "blank_label": "last"},
+     **CTC_TOL},
+    {"name": "ctc_label_values_rounded", "op": "_contrib_ctc_loss",
+     "inputs": [_f(5, 2, 4, low=-2, high=2), {"value": [[1.4, 2.5, 0.0], [0.6, 3.0, 0.3]]}],
+     **CTC_TOL},
 ]
 
 TRAIN_CASES = [

@@ -141,3 +141,62 @@ def test_registered_names():
     assert registry.canonical_name("Softmax") == "SoftmaxOutput"
     assert registry.canonical_name("stop_gradient") == "BlockGrad"
     assert registry.get("make_loss") is not registry.get("MakeLoss")
+
+
+# --- CTCLoss beyond the table ----------------------------------------------------------------
+CTC_X = np.random.RandomState(0).uniform(-2, 2, (5, 2, 4)).astype(np.float32)
+
+
+def test_ctc_names_match_mxnet():
+    # oracle: list_outputs ['ctc_output0'] (MXNet registers no output names: a typo in
+    # FListOutputNAmes), the gradient output hidden even from get_internals
+    d, lab = mx.sym.var("d"), mx.sym.var("l")
+    s = mx.sym.CTCLoss(d, lab, name="ctc")
+    assert s.list_outputs() == ["ctc_output0"]
+    assert s.get_internals().list_outputs() == ["d", "l", "ctc_output0"]
+    both = mx.sym.contrib.ctc_loss(d, lab, mx.sym.var("dl"), mx.sym.var("ll"),
+                                   use_data_lengths=True, use_label_lengths=True)
+    assert both.list_arguments() == ["d", "l", "dl", "ll"]
+    assert json.loads(both.tojson())["nodes"][-1]["op"] == "CTCLoss"
+
+
+def test_ctc_skips_none_inputs_as_mxnet():
+    """gluon.loss.CTCLoss calls F.CTCLoss(pred, label, None, label_lengths, ...)."""
+    x, lab = mx.nd.array(CTC_X), mx.nd.array([[1, 2, 0], [3, 3, 3]])
+    lens = mx.nd.array([2, 1])
+    by_position = mx.nd.CTCLoss(x, lab, None, lens, use_label_lengths=True)
+    by_name = mx.nd.CTCLoss(x, lab, label_lengths=lens, use_label_lengths=True)
+    np.testing.assert_array_equal(by_position.asnumpy(), by_name.asnumpy())
+    s = mx.sym.CTCLoss(mx.sym.var("d"), mx.sym.var("l"), None, mx.sym.var("ll"),
+                       use_label_lengths=True)
+    assert s.list_arguments() == ["d", "l", "ll"]
+
+
+def test_ctc_label_is_a_real_input():
+    from gluonport.symbol._graph import label_inputs, topo_order
+
+    s = mx.sym.CTCLoss(mx.sym.var("d"), mx.sym.var("l"))
+    assert label_inputs(topo_order(n for n, _ in s._outputs)) == set()
+
+
+@pytest.mark.parametrize("args, attrs, error, words", [
+    ((CTC_X.astype(np.float64), [[1, 2]]), {}, DTypeError, "float32 only"),
+    ((CTC_X, [[1, 7], [1, 2]]), {}, ShapeError, r"label values \[7\] are outside"),
+    ((CTC_X, [[1, 2], [1, 2]], [6, 5]), {"use_data_lengths": True}, ShapeError,
+     r"data_lengths \[6, 5\] must hold 2 values in \[0, 5\]"),
+    ((CTC_X, [[1] * 6, [1] * 6]), {}, ShapeError, "more labels"),
+    ((CTC_X, [[1, 2, 3]]), {}, ShapeError, "batch size"),
+    ((CTC_X[0], [[1, 2]]), {}, ShapeError, "data must be 3-d"),
+], ids=["float64", "label_range", "data_length", "label_longer_than_data", "batch", "rank"])
+def test_ctc_bad_inputs(args, attrs, error, words):
+    arrays = [mx.nd.array(a, dtype=np.asarray(a).dtype if i == 0 else "float32")
+              for i, a in enumerate(args)]
+    with pytest.raises(error, match=words):
+        mx.nd.CTCLoss(*arrays, **attrs)
+
+
+def test_ctc_completes_length_shapes():
+    s = mx.sym.CTCLoss(mx.sym.var("d"), mx.sym.var("l"), mx.sym.var("dl"),
+                       use_data_lengths=True)
+    args, outs, _ = s.infer_shape(d=(7, 3, 5), l=(3, 4))
+    assert args == [(7, 3, 5), (3, 4), (3,)] and outs == [(3,)]
