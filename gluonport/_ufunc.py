@@ -1,6 +1,7 @@
 """MXNet's hand-written namespace functions that are not operators: ``nd.maximum(x, 0)``,
 ``nd.power``, ``nd.add`` ... (NDArray or number on either side), ``sym.maximum``/``pow``/
-``hypot``, and ``eye``, ``linspace``, ``split_v2``, ``moveaxis``, ``load_frombuffer``.
+``hypot``, and ``eye``, ``linspace``, ``split_v2``, ``moveaxis``, ``load_frombuffer``,
+``histogram`` (nd and sym) and ``onehot_encode``.
 
 They dispatch as MXNet 1.9.1's Python front ends do, and gluon code calls them through
 ``F.maximum`` etc., so the choice of op matters:
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -182,7 +184,33 @@ def install_ndarray(ns: dict[str, Any], invoke: Callable, array_type: type,
                              "or OpenCV (e.g. numpy.asarray(PIL.Image.open(path))) and pass the "
                              "HWC uint8 array to mx.nd.array")
 
-    for fn in (negative, eye, linspace, split_v2, moveaxis, load_frombuffer, imdecode):
+    def histogram(a: Any, bins: Any = 10, range: Any = None) -> Any:  # noqa: A002
+        """Histogram of the flattened ``a`` (``mx.nd.histogram``): ``[counts, edges]``.
+
+        ``bins`` an NDArray of edges, or an int with ``range=(low, high)`` (the
+        ``_histogram`` op: int64 counts); an int without ``range`` gives numpy's histogram
+        over ``(a.min(), a.max())`` as a tuple of float32 arrays, with MXNet's warning.
+        """
+        if isinstance(bins, array_type):
+            return invoke("_histogram", (a, bins), {})
+        if isinstance(bins, numbers.Integral):
+            if range is None:
+                warnings.warn("range is not specified, using numpy's result to ensure "
+                              "consistency with numpy", stacklevel=2)
+                res, edges = np.histogram(a.asnumpy(), bins=bins)
+                ctx = current_context()
+                return (array_type(res.astype(np.float32), ctx),
+                        array_type(edges.astype(np.float32), ctx))
+            return invoke("_histogram", (a,), {"bin_cnt": bins, "range": range})
+        raise ArgumentError("bins argument should be either an integer or an NDArray")
+
+    def onehot_encode(indices: Any, out: Any) -> Any:
+        """One-hot rows written into ``out`` (``mx.nd.onehot_encode``; deprecated in MXNet for
+        ``one_hot``): the ``_onehot_encode`` op with ``out=out``."""
+        return invoke("_onehot_encode", (indices, out), {"out": out})
+
+    for fn in (negative, eye, linspace, split_v2, moveaxis, load_frombuffer, imdecode,
+               histogram, onehot_encode):
         ns[fn.__name__] = fn
 
 
@@ -238,6 +266,17 @@ def install_symbol(ns: dict[str, Any], invoke: Callable, symbol_type: type) -> N
         args = _split_v2_args(indices_or_sections, None)
         return invoke("_split_v2", (ary,), {**args, "axis": axis, "squeeze_axis": squeeze_axis})
 
-    for fn in (eye, linspace, split_v2):
+    def histogram(a: Any, bins: Any = 10, range: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+        """A ``_histogram`` node (``mx.sym.histogram``): ``bins`` a Symbol of edges, or an int
+        with ``range`` (required in symbol mode)."""
+        if isinstance(bins, symbol_type):
+            return invoke("_histogram", (a, bins), kwargs)
+        if isinstance(bins, numbers.Integral):
+            if range is None:
+                raise ArgumentError("null range is not supported in symbol mode")
+            return invoke("_histogram", (a,), {"bin_cnt": bins, "range": range, **kwargs})
+        raise ArgumentError("bins argument should be either an integer or an NDArray")
+
+    for fn in (eye, linspace, split_v2, histogram):
         ns[fn.__name__] = fn
 

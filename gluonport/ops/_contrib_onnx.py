@@ -323,3 +323,20 @@ attach("SpatialTransformer", _stn_onnx, since=16)
 attach("_contrib_DeformableConvolution", _dcn_onnx(False), since=19)   # DeformConv is 19+
 attach("_contrib_ModulatedDeformableConvolution", _dcn_onnx(True), since=19)
 attach("Correlation", _correlation_onnx)
+
+
+def _khatri_rao_onnx(ctx) -> None:
+    """Outer products of matching rows by broadcasting ``(r, 1, k) * (1, s, k)``, flattened
+    to ``(r * s, k)`` one input at a time."""
+    from .reduce import onnx_dims, onnx_shape
+
+    y = ctx.inputs[0]
+    shape = onnx_shape(ctx, [[-1], onnx_dims(ctx, 0, 1, 2)])
+    for x in ctx.inputs[1:]:
+        y = ctx.make("Mul", [ctx.make("Unsqueeze", [y, ctx.ints([1], "axes")]),
+                             ctx.make("Unsqueeze", [x, ctx.ints([0], "axes")])])
+        y = ctx.make("Reshape", [y, shape])
+    deliver(ctx, y)
+
+
+attach("khatri_rao", _khatri_rao_onnx)

@@ -1,6 +1,7 @@
 """Contrib operators: transformer attention helpers, quadratic, gradient multiplier, the
 spatial-transformer family (GridGenerator, BilinearSampler, SpatialTransformer), deformable
-convolution (DCNv1/DCNv2) and FlowNet's Correlation.
+convolution (DCNv1/DCNv2), FlowNet's Correlation and ``khatri_rao`` (column-wise Kronecker
+product; float data only, as MXNet's BLAS kernel).
 
 MXNet 1.9.1 semantics (``src/operator/contrib/transformer.cc``, ``quadratic_op-inl.h``,
 ``gradient_multiplier_op.cc``, ``src/operator/grid_generator-inl.h``, ``bilinear_sampler.cc``,
@@ -25,7 +26,7 @@ import math
 import numpy as np
 
 from ..attrs import Bool, Enum, Float, Int, Optional, Shape
-from ..errors import OpAttributeError, ShapeError
+from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
 from .detection import op_def
 from .registry import OpDef, register
@@ -528,5 +529,39 @@ op_def(
     num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
     doc="FlowNet correlation between patches of two feature maps.")
 
+
+
+# --- khatri_rao ------------------------------------------------------------------------------
+def _khatri_rao(p, *mats: np.ndarray) -> np.ndarray:
+    """Column-wise Kronecker product: row ``(i, j, ...)`` (the first matrix outermost) is the
+    elementwise product of row i of the first matrix, row j of the second, ..."""
+    _kr_shape(p, [m.shape for m in mats])
+    if any(m.dtype.kind != "f" for m in mats):
+        raise DTypeError(f"khatri_rao: dtype {mats[0].dtype} is not supported (MXNet's "
+                               "CPU kernel runs on float32/float64 only); cast the inputs")
+    out = mats[0]
+    for m in mats[1:]:
+        out = (out[:, None, :] * m[None, :, :]).reshape(-1, m.shape[1])
+    return out.astype(mats[0].dtype, copy=False)
+
+
+def _kr_shape(p, in_shapes):
+    for s in in_shapes:
+        if s is not None and len(s) != 2:
+            raise ShapeError(f"khatri_rao: every input must be a matrix, got {fmt(s)}")
+    cols = None
+    for i, s in enumerate(in_shapes):
+        cols = merge(cols, None if s is None else (s[1],),
+                     f"khatri_rao: input {i} {fmt(s)} needs the others' column count: ")
+    if any(s is None for s in in_shapes):
+        return in_shapes, [None]
+    rows = int(np.prod([s[0] for s in in_shapes], dtype=np.int64))
+    return in_shapes, [(rows, cols[0])]
+
+
+register(OpDef(
+    "khatri_rao", params={"num_args": Int()}, variadic="num_args", compute=_khatri_rao,
+    infer_shape=_kr_shape,
+    doc="Column-wise Kronecker (Khatri-Rao) product of matrices with equal column counts."))
 
 from . import _contrib_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)

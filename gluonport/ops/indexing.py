@@ -1,4 +1,8 @@
-"""Indexing operators: take, pick, Embedding, one_hot, where, gather/scatter, masks.
+"""Indexing operators: take, pick, Embedding, one_hot, where, gather/scatter, masks, the legacy
+NDArray functions ``_onehot_encode`` and ``fill_element_0index`` (float32 only, out-of-range
+indices leave their row off / unchanged), ``_ravel_multi_index`` / ``_unravel_index`` (aliases
+without the underscore; no bounds checks, C division for negative indices, and 1-d indices only
+for unravel, whose N-d form MXNet 1.9.1 computes wrongly).
 
 MXNet 1.9.1 semantics kept here (checked against the real library):
 
@@ -344,6 +348,125 @@ define("_contrib_index_array", _index_array,
         "``data.shape + (len(axes),)``.")
 
 
+# --- legacy NDArray functions: _onehot_encode / fill_element_0index ------------------------------
+def _float32_only(op: str, *arrays: np.ndarray) -> None:
+    for a in arrays:
+        if a.dtype != np.float32:
+            raise DTypeError(f"{op}: MXNet supports float32 arrays only here, got {a.dtype}; cast "
+                             "with .astype('float32')")
+
+
+def _onehot_encode(p, index, proto):
+    _float32_only("_onehot_encode", index, proto)
+    _onehot_rule(p, [index.shape, proto.shape])
+    return (_as_index(index)[:, None] == np.arange(proto.shape[1])).astype(np.float32)
+
+
+def _onehot_rule(p, ins):
+    index, proto = ins
+    check(index is None or len(index) == 1, f"indices must be 1-d, got {fmt(index)}")
+    check(proto is None or len(proto) == 2, f"the output array must be 2-d, got {fmt(proto)}")
+    if index is not None and proto is not None:
+        merge(tuple(index), tuple(proto[:1]), f"indices {fmt(index)} and output {fmt(proto)}: ")
+    return ins, [None if proto is None else tuple(proto)]
+
+
+define("_onehot_encode", _onehot_encode, _onehot_rule, inputs=("lhs", "rhs"),
+       doc="Legacy ``onehot_encode(indices, out)``: rows of ``out``'s shape with 1 at each "
+           "(truncated) index, all 0 for an out-of-range index (float32 only).")
+
+
+def _fill_element(p, lhs, mhs, rhs):
+    _float32_only("fill_element_0index", lhs, mhs, rhs)
+    _fill_rule(p, [lhs.shape, mhs.shape, rhs.shape])
+    out = lhs.copy()
+    idx = _as_index(rhs)
+    ok = (idx >= 0) & (idx < lhs.shape[1])
+    out[np.flatnonzero(ok), idx[ok]] = mhs[ok]
+    return out
+
+
+def _fill_rule(p, ins):
+    lhs = ins[0]
+    check(lhs is None or len(lhs) == 2, f"lhs must be 2-d, got {fmt(lhs)}")
+    rows = None if lhs is None else tuple(lhs[:1])
+    for i in (1, 2):
+        check(ins[i] is None or len(ins[i]) == 1, f"input {i} must be 1-d, got {fmt(ins[i])}")
+        rows = merge(rows, ins[i], "lhs, mhs and rhs need one row count: ")
+    lhs = None if lhs is None else tuple(lhs)
+    return [lhs, rows, rows], [lhs]
+
+
+define("fill_element_0index", _fill_element, _fill_rule, inputs=("lhs", "mhs", "rhs"),
+       doc="A copy of ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` per row (truncated indices; an "
+           "out-of-range index leaves its row unchanged; float32 only).")
+
+
+# --- ravel_multi_index / unravel_index -------------------------------------------------------
+def _ravel_dims(p, op: str) -> tuple[int, ...]:
+    check(bool(p.shape) and all(d > 0 for d in p.shape),
+          f"{op}: shape={p.shape} must be a non-empty tuple of positive sizes")
+    return tuple(p.shape)
+
+
+def _ravel(p, data):
+    dims = _ravel_dims(p, "ravel_multi_index")
+    _ravel_rule(p, [data.shape])
+    # MXNet: ret = index_t(ret * shape[j] + x_j), the sum in the data's type (half in float)
+    work = np.float32 if data.dtype == np.float16 else data.dtype
+    ret = np.zeros(data.shape[1], np.int64)
+    with np.errstate(invalid="ignore"):
+        for j, size in enumerate(dims):
+            if data.dtype.kind == "f":
+                ret = np.trunc((ret * size).astype(work) + data[j].astype(work)).astype(np.int64)
+            else:
+                ret = ret * size + data[j].astype(np.int64)
+    return ret.astype(data.dtype)
+
+
+def _ravel_rule(p, ins):
+    dims = _ravel_dims(p, "ravel_multi_index")
+    data = ins[0]
+    if data is None:
+        return ins, [None]
+    check(len(data) == 2 and data[0] in (0, len(dims)),
+          f"ravel_multi_index: data {fmt(data)} must be 2-d with {len(dims)} rows (one per "
+          f"dim of shape={dims})")
+    return [(len(dims), data[1])], [(data[1],)]
+
+
+def _unravel(p, data):
+    dims = _ravel_dims(p, "unravel_index")
+    check(data.ndim == 1, f"unravel_index: indices must be 1-d, got {fmt(data.shape)} (MXNet "
+                          "1.9.1 mixes up the elements of N-d indices)")
+    idx = _as_index(data)
+    out = np.empty((len(dims), idx.size), np.int64)
+    for j in range(len(dims) - 1, 0, -1):  # C division and remainder (toward zero)
+        q = np.sign(idx) * (np.abs(idx) // dims[j])
+        out[j] = idx - q * dims[j]
+        idx = q
+    out[0] = idx
+    return out.astype(data.dtype)
+
+
+def _unravel_rule(p, ins):
+    dims = _ravel_dims(p, "unravel_index")
+    data = ins[0]
+    if data is None:
+        return ins, [None]
+    return ins, [(len(dims), data[0])]
+
+
+_RAVEL_PARAMS = {"shape": Optional(Shape())}
+define("_ravel_multi_index", _ravel, _ravel_rule, params=_RAVEL_PARAMS,
+       aliases=("ravel_multi_index",),
+       doc="Flat indices of the (len(shape), N) multi-indices into an array of ``shape`` (row "
+           "major; out-of-range coordinates are not checked, as in MXNet).")
+define("_unravel_index", _unravel, _unravel_rule, params=_RAVEL_PARAMS,
+       aliases=("unravel_index",),
+       doc="(len(shape), N) multi-indices of flat (truncated) indices into ``shape``.")
+
+
 # --- ONNX export -----------------------------------------------------------------------------
 def _onnx_index(ctx, i: int, floor: bool = False) -> str:
     """Input ``i`` as int64 indices; float indices truncate toward zero as MXNet's kernels do
@@ -496,6 +619,69 @@ def _index_array_onnx(ctx) -> None:
     ctx.make("Concat", parts, outputs=ctx.outputs[:1], axis=ndim)
 
 
+def _columns(ctx, i: int, axis: int) -> str:
+    """``arange(dim)`` of input ``i``'s ``axis`` (a constant when static, else ``Range``)."""
+    dims = Dims(ctx, i)
+    if not dims.dyn[axis]:
+        return ctx.ints(np.arange(dims.static[axis]), "columns")
+    zero, one = (ctx.const(np.asarray(v, np.int64), "c") for v in (0, 1))
+    return ctx.make("Range", [zero, dims.scalar(axis), one])
+
+
+def _hits(ctx, i: int, width_input: int) -> str:
+    """``(N, M)`` booleans: where input ``width_input``'s columns equal input ``i``'s indices."""
+    rows = ctx.make("Unsqueeze", [_onnx_index(ctx, i), ctx.ints([1], "axes")])
+    return ctx.make("Equal", [rows, _columns(ctx, width_input, 1)])
+
+
+def _onehot_encode_onnx(ctx) -> None:
+    ctx.make("Cast", [_hits(ctx, 0, 1)], outputs=ctx.outputs[:1], to=1)  # FLOAT
+
+
+def _fill_element_onnx(ctx) -> None:
+    values = ctx.make("Unsqueeze", [ctx.inputs[1], ctx.ints([1], "axes")])
+    ctx.make("Where", [_hits(ctx, 2, 0), values, ctx.inputs[0]], outputs=ctx.outputs[:1])
+
+
+def _ravel_onnx(ctx) -> None:
+    """MXNet's ``ret = index_t(ret * size + x_j)`` per dim, the addition in the data's type
+    (float16 in float32)."""
+    dims, dt = _ravel_dims(ctx.params, "ravel_multi_index"), np.dtype(ctx.dtype)
+    work = np.dtype(np.float32) if dt == np.float16 else dt
+    ret = None
+    for j, size in enumerate(dims):
+        x = ctx.make("Gather", [ctx.inputs[0], ctx.const(np.asarray(j, np.int64), "row")],
+                     axis=0)
+        if ret is None:
+            term = x
+        else:
+            term = ctx.make("Mul", [ret, ctx.const(np.asarray(size, np.int64), "size")])
+        if dt.kind == "f":
+            x = x if dt == work else ctx.cast_to(x, work)
+            ret = ctx.cast_to(x if j == 0 else ctx.make("Add", [ctx.cast_to(term, work), x]),
+                              np.int64)
+        else:
+            x = ctx.cast_to(x, np.int64)
+            ret = x if j == 0 else ctx.make("Add", [term, x])
+    deliver(ctx, ctx.cast_to(ret, dt) if dt != np.int64 else ret)
+
+
+def _unravel_onnx(ctx) -> None:
+    """C division and remainder (ONNX's integer Div truncates toward zero as C does)."""
+    dims, dt = _ravel_dims(ctx.params, "unravel_index"), np.dtype(ctx.dtype)
+    idx = _onnx_index(ctx, 0)
+    parts = []
+    for j in range(len(dims) - 1, 0, -1):
+        size = ctx.const(np.asarray(dims[j], np.int64), "size")
+        q = ctx.make("Div", [idx, size])
+        parts.append(ctx.make("Sub", [idx, ctx.make("Mul", [q, size])]))
+        idx = q
+    parts.append(idx)
+    rows = [ctx.make("Unsqueeze", [t, ctx.ints([0], "axes")]) for t in reversed(parts)]
+    y = ctx.make("Concat", rows, axis=0) if len(rows) > 1 else rows[0]
+    deliver(ctx, ctx.cast_to(y, dt) if dt != np.int64 else y)
+
+
 def _attach_onnx() -> None:
     for name, handler in (
             ("take", _take_onnx), ("pick", _pick_onnx), ("batch_take", _batch_take_onnx),
@@ -503,7 +689,9 @@ def _attach_onnx() -> None:
             ("gather_nd", _gather_nd_onnx), ("scatter_nd", _scatter_nd_onnx),
             ("_contrib_boolean_mask", _boolean_mask_onnx),
             ("_contrib_index_copy", _index_copy_onnx),
-            ("_contrib_index_array", _index_array_onnx)):
+            ("_contrib_index_array", _index_array_onnx),
+            ("_onehot_encode", _onehot_encode_onnx), ("fill_element_0index", _fill_element_onnx),
+            ("_ravel_multi_index", _ravel_onnx), ("_unravel_index", _unravel_onnx)):
         attach(name, handler)
 
 

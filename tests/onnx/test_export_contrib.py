@@ -69,6 +69,7 @@ DYNAMIC = {
     "grid_affine": {"in0": 0}, "grid_warp": {"in0": 3}, "bilinear_sampler": {"in0": 0, "in1": 0},
     "spatial_transformer": {"in0": 0, "in1": 0}, "correlation_flownet_like": {"in0": 0, "in1": 0},
     "dcn": {"in0": 0, "in1": 0}, "mdcn": {"in0": 0, "in1": 0, "in2": 0},
+    "khatri_rao_two": {"in0": 0, "in1": 0}, "khatri_rao_three": {"in1": 0},
 }
 
 

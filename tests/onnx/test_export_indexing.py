@@ -43,6 +43,14 @@ DYNAMIC = [
     ("index_copy", {"in0": 0}, (4, 7)),
     ("index_array", {"in0": 0}, (1, 4)),
     ("index_array_axes", {"in0": 0}, (1, 4)),
+    ("onehot_encode", {"in0": 0, "in1": 0}, (1, 4)),
+    ("onehot_encode", {"in1": 1}, (2, 9)),         # the width comes from Range(Shape)
+    ("fill_element_0index", {"in0": 0, "in1": 0, "in2": 0}, (1, 4)),
+    ("fill_element_0index", {"in0": 1}, (1, 5)),
+    ("ravel_multi_index", {"in0": 1}, (1, 4)),
+    ("ravel_multi_index_3d_int32", {"in0": 1}, (1, 4)),
+    ("unravel_index", {"in0": 0}, (1, 4)),
+    ("unravel_index_3d_int32", {"in0": 0}, (1, 4)),
 ]
 
 

@@ -11,17 +11,26 @@ GOLDEN = load_golden("reduce")
 CASES = {c["name"]: c for c in cases_reduce.CASES}
 
 
+# ONNX CumSum on float16 data sums in float32 and rounds once; MXNet rounds the running sum to
+# float16 after every step: 40 steps of values in [0, 4) stay within 5e-3 relative.
+LOOSER = {"cumsum_float16_steps": {"rtol": 5e-3, "atol": 0.0}}
+
+
 @pytest.mark.parametrize("opset", OPSETS)
 @pytest.mark.parametrize("case", cases_reduce.CASES, ids=list(CASES))
 def test_export(case, opset):
-    check_export(case, GOLDEN[case["name"]], opset)
+    check_export({**case, **LOOSER.get(case["name"], {})}, GOLDEN[case["name"]], opset)
 
 
 # Dynamic batch (axis 0): reductions over it need the element count from Shape (integer mean).
 DYNAMIC = ["sum_axis1", "sum_all", "sum_exclude_keepdims", "mean_axis1", "mean_all",
            "mean_int32_truncates", "mean_int8_wraps", "prod_axis0", "nansum_axis1",
            "max_keepdims", "min_exclude", "norm_frobenius", "norm_int32_ties",
-           "argmax_global_keepdims", "argmax_axis1", "argmax_channel"]
+           "argmax_global_keepdims", "argmax_axis1", "argmax_channel", "moments_axis1",
+           "moments_all", "moments_int32_truncates", "moments_neg_axes", "cumsum_flat",
+           "cumsum_axis1", "cumsum_axis0_int32", "histogram_uniform", "histogram_int32",
+           "histogram_edges", "histogram_edges_unsorted", "all_finite_true",
+           "multi_all_finite_inf"]
 
 
 @pytest.mark.parametrize("opset", OPSETS)

@@ -108,4 +108,12 @@ CASES += [
     {"name": "correlation_float64", "op": "Correlation",
      "inputs": [dict(CORR, dtype="float64"), dict(CORR, dtype="float64")],
      "attrs": {"kernel_size": 3, "max_displacement": 1, "stride1": 3, "pad_size": 1}},
+    # khatri_rao: column-wise Kronecker product, the first matrix outermost
+    {"name": "khatri_rao_two", "op": "khatri_rao",
+     "inputs": [{"value": [[1, -1], [2, -3]]}, {"value": [[1, 4], [2, 5], [3, 6]]}]},
+    {"name": "khatri_rao_three", "op": "khatri_rao",
+     "inputs": [{"shape": (2, 4)}, {"shape": (3, 4)}, {"shape": (2, 4)}]},
+    {"name": "khatri_rao_one", "op": "khatri_rao", "inputs": [{"shape": (3, 2)}]},
+    {"name": "khatri_rao_float64", "op": "khatri_rao",
+     "inputs": [{"shape": (3, 5), "dtype": "float64"}, {"shape": (4, 5), "dtype": "float64"}]},
 ]

@@ -171,4 +171,24 @@ CASES = [
         "inputs": [A],
         "attrs": {"axes": (-1, 0)},
     },
+    # legacy NDArray functions (float32 only): truncated indices, out-of-range rows untouched
+    {"name": "onehot_encode", "op": "_onehot_encode",
+     "inputs": [{"value": [5.0, -1.0, 2.0, -0.99, 4.999, 0.0]}, {"shape": (6, 5)}]},
+    {"name": "fill_element_0index", "op": "fill_element_0index",
+     "inputs": [{"shape": (4, 3)}, {"value": [10.0, 20.0, 30.0, 40.0]},
+                {"value": [2.0, -1.0, 0.7, 3.0]}]},
+    # ravel_multi_index / unravel_index: no bounds checks; float coordinates truncate as
+    # MXNet's index_t(ret * size + x) does
+    {"name": "ravel_multi_index", "op": "ravel_multi_index",
+     "inputs": [{"value": [[3, 6, 6, 0, 9, -1, 3.7, 2.2], [4, 5, 1, 0, 5, 1, 4.9, 5.5]]}],
+     "attrs": {"shape": (7, 6)}},
+    {"name": "ravel_multi_index_3d_int32", "op": "_ravel_multi_index",
+     "inputs": [{"value": [[1, 0, 2], [2, 3, 0], [0, 4, 1]], "dtype": "int32"}],
+     "attrs": {"shape": (3, 4, 5)}},
+    {"name": "ravel_multi_index_float64", "op": "ravel_multi_index",
+     "inputs": [{"value": [[1, 2.5], [3, 0.5]], "dtype": "float64"}], "attrs": {"shape": (4, 6)}},
+    {"name": "unravel_index", "op": "unravel_index",
+     "inputs": [{"value": [22, 41, 37, 50, -1, 3.7, -13.0, 0]}], "attrs": {"shape": (7, 6)}},
+    {"name": "unravel_index_3d_int32", "op": "_unravel_index",
+     "inputs": [{"value": [0, 7, 59, 33, 100], "dtype": "int32"}], "attrs": {"shape": (3, 4, 5)}},
 ]

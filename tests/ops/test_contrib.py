@@ -128,3 +128,18 @@ def test_correlation_neighbourhood_must_fit():
     ok = _sym("Correlation", ("a", "b"), {"max_displacement": 2, "stride2": 2, "pad_size": 2})
     args, outs, _ = ok.infer_shape_partial(a=(1, 2, 6, 6))
     assert args[1] == (1, 2, 6, 6) and outs == [(1, 9, 6, 6)]
+
+
+def test_khatri_rao_checks():
+    # oracle: MXNet's CPU kernel (BLAS) refuses integer and float16 data; matrices only
+    from gluonport.errors import DTypeError
+
+    a = mx.nd.ones((2, 3))
+    with pytest.raises(DTypeError, match="float32/float64"):
+        mx.nd.khatri_rao(a.astype("int32"), a.astype("int32"))
+    with pytest.raises(ShapeError, match="column count"):
+        mx.nd.khatri_rao(a, mx.nd.ones((4, 2)))
+    with pytest.raises(ShapeError, match="matrix"):
+        mx.nd.khatri_rao(mx.nd.ones((2, 3, 1)))
+    sym = mx.sym.khatri_rao(mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c"))
+    assert sym.infer_shape(a=(2, 4), b=(3, 4), c=(5, 4))[1] == [(30, 4)]

@@ -104,3 +104,39 @@ def test_boolean_mask_executor():
     out = mx.sym.contrib.boolean_mask(mx.sym.var("x"), mx.sym.var("m"))
     got = out.eval(x=mx.nd.array(x), m=mx.nd.array([0, 1, 1]))[0].asnumpy()
     np.testing.assert_array_equal(got, x[1:])
+
+
+# --- legacy NDArray functions and ravel/unravel beyond the table ------------------------------
+def test_legacy_functions_take_float32_only():
+    # oracle: MXNet's legacy kernels check for float32 (real_t)
+    with pytest.raises(DTypeError, match="float32"):
+        mx.nd._internal._onehot_encode(mx.nd.array([1, 2], dtype="int32"), mx.nd.ones((2, 5)))
+    with pytest.raises(DTypeError, match="float32"):
+        mx.nd.fill_element_0index(mx.nd.ones((2, 3), dtype="float64"), mx.nd.ones(2),
+                                  mx.nd.ones(2))
+    with pytest.raises(ShapeError, match="one row count"):
+        mx.nd.fill_element_0index(mx.nd.ones((3, 4)), mx.nd.ones(2), mx.nd.ones(2))
+    with pytest.raises(ShapeError, match=r"\(2,\) and output \(3, 5\)"):
+        mx.nd._internal._onehot_encode(mx.nd.array([1, 2]), mx.nd.ones((3, 5)))
+
+
+def test_ravel_names_and_shape_rules():
+    # oracle: the sym front end writes _ravel_multi_index; data must be (len(shape), N)
+    sym = mx.sym.ravel_multi_index(mx.sym.var("a"), shape=(7, 6))
+    assert '"op": "_ravel_multi_index"' in sym.tojson()
+    assert sym.infer_shape(a=(2, 5))[1] == [(5,)]
+    with pytest.raises(ShapeError, match="2 rows"):
+        mx.nd.ravel_multi_index(mx.nd.ones((3, 2)), shape=(7, 6))
+    with pytest.raises(ShapeError, match="non-empty tuple"):
+        mx.nd.unravel_index(mx.nd.ones(3))
+    assert mx.sym.unravel_index(mx.sym.var("a"), shape=(3, 4, 5)).infer_shape(a=(6,))[1] == \
+        [(3, 6)]
+
+
+def test_unravel_then_ravel_round_trips():
+    flat = np.arange(0, 120, 7).astype(np.float64)
+    multi = mx.nd.unravel_index(mx.nd.array(flat, dtype="float64"), shape=(4, 5, 6))
+    np.testing.assert_array_equal(multi.asnumpy(), np.stack(np.unravel_index(flat.astype(int),
+                                                                            (4, 5, 6))))
+    back = mx.nd.ravel_multi_index(multi, shape=(4, 5, 6)).asnumpy()
+    np.testing.assert_array_equal(back, flat)

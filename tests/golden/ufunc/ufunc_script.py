@@ -61,4 +61,29 @@ def run():
     net.hybridize()
     out["clamp_hybridized"] = net(xs, ys).asnumpy()
     out["clamp_json"] = net(mx.sym.var("data0"), mx.sym.var("data1")).tojson()
+    out.update(histograms())
+    return out
+
+
+def histograms():
+    """nd.histogram's three dispatches, sym.histogram, and the legacy nd.onehot_encode."""
+    out = {}
+    rng = np.random.RandomState(1)
+    h = mx.nd.array(rng.uniform(-1, 6, (20,)))
+    for tag, kwargs in (("range", {"bins": 5, "range": (0, 5)}),
+                        ("edges", {"bins": mx.nd.array([0, 1, 2.5, 5])}),
+                        ("numpy", {"bins": 4})):  # no range: numpy's result (float32), a warning
+        counts, edges = mx.nd.histogram(h, **kwargs)
+        out["nd_histogram_%s_counts" % tag] = counts.asnumpy()
+        out["nd_histogram_%s_edges" % tag] = edges.asnumpy()
+    a, e = mx.sym.var("a"), mx.sym.var("e")
+    graph = mx.sym.Group(list(mx.sym.histogram(a, bins=3, range=(-1, 4), name="hist_range")) +
+                         list(mx.sym.histogram(a, bins=e, name="hist_edges")))
+    out["sym_histogram_json"] = graph.tojson()
+    for i, o in enumerate(graph.eval(ctx=mx.cpu(), a=h, e=mx.nd.array([-1, 0, 3, 6]))):
+        out["sym_histogram_out%d" % i] = o.asnumpy()
+    target = mx.nd.ones((4, 5))
+    got = mx.nd.onehot_encode(mx.nd.array([4, 0, 2.7, 7]), target)
+    out["nd_onehot_encode"] = target.asnumpy()
+    out["nd_onehot_encode_returns_out"] = np.array(got is target)
     return out
