@@ -7,6 +7,8 @@
   1.31), so float64 convolution and window sums are lowered exactly: one ``Slice`` per kernel
   tap of the padded input, then ``Concat`` + ``MatMul`` (im2col) or ``Sum``
   (:func:`conv_by_taps`, :func:`deconv_by_taps`, :func:`window_sum`).
+* im2col/col2im: the window taps stacked (:func:`im2col`), or spread back with zeros
+  interleaved and summed (:func:`col2im`), exact in every dtype.
 * sizes: integers that are Python ints while known and int64 tensors (``Shape`` arithmetic)
   when they vary with the dynamic input dims (:func:`dim`, :func:`arith`, :func:`vec`).
 * pooling windows: MXNet's windows made explicit for ONNX pools (end padding instead of
@@ -25,7 +27,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 __all__ = ["work_dtype", "as_dtype", "finish", "emit", "to_first", "first_perm", "last_perm",
-           "pad", "window_taps", "window_sum", "taps_weight", "conv_by_taps", "deconv_by_taps",
+           "pad", "window_taps", "im2col", "col2im", "window_sum", "taps_weight", "conv_by_taps",
+           "deconv_by_taps",
            "dim", "arith", "vec", "reduce", "end_pads", "data_counts", "pool_node",
            "window_mean", "power", "root", "fed_by_zero_pad", "global_pool", "touches_padding"]
 
@@ -173,6 +176,33 @@ def _interleave(ctx, x: str, stride: Sequence[int], sp: Sequence[int]) -> str:
     ends = [(v - 1) * s + 1 for v, s in zip(sp, stride)]
     return ctx.make("Slice", [x, ctx.ints([0] * nd, "starts"), ctx.ints(ends, "ends"),
                               ctx.ints(range(2, 2 + nd), "axes")])
+
+
+def im2col(ctx, x: str, kernel, stride, dilate, pad_: Sequence[int], out_sp) -> str:
+    """MXNet's im2col of channels-first ``x``: (N, C * taps, prod(out_sp)), rows channel-major
+    then tap (C order), one ``Slice`` per tap of the zero-padded input."""
+    taps = window_taps(ctx, pad(ctx, x, pad_, pad_), kernel, stride, dilate, out_sp)
+    stacked = [ctx.make("Unsqueeze", [t, ctx.ints([2], "axes")]) for t in taps]
+    cols = stacked[0] if len(stacked) == 1 else ctx.make("Concat", stacked, axis=2)
+    return ctx.make("Reshape", [cols, ctx.ints([0, -1, int(np.prod(out_sp))], "shape")])
+
+
+def col2im(ctx, cols: str, kernel, stride, dilate, pad_: Sequence[int], out_sp,
+           size: Sequence[int]) -> str:
+    """MXNet's col2im: each tap's (N, C, *out_sp) slab spread over its strided positions of
+    the padded image (zeros interleaved, then padded into place), summed, and cropped."""
+    t = int(np.prod(kernel))
+    cols = ctx.make("Reshape", [cols, ctx.ints([0, -1, t, *out_sp], "shape")])
+    full = [v + 2 * p for v, p in zip(size, pad_)]
+    parts = []
+    for i, tap in enumerate(itertools.product(*(range(k) for k in kernel))):
+        slab = ctx.make("Gather", [cols, ctx.const(np.asarray(i, np.int64), "tap")], axis=2)
+        z = _interleave(ctx, slab, stride, out_sp)
+        before = [k * d for k, d in zip(tap, dilate)]
+        after = [f - b - (o - 1) * s - 1 for f, b, o, s in zip(full, before, out_sp, stride)]
+        parts.append(pad(ctx, z, before, after))
+    y = parts[0] if len(parts) == 1 else ctx.make("Sum", parts)
+    return pad(ctx, y, [-p for p in pad_], [-p for p in pad_]) if any(pad_) else y
 
 
 def _deconv_as_conv_weight(ctx, w: np.ndarray | str, groups: int, w_shape, dtype):

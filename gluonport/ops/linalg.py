@@ -11,6 +11,13 @@ MXNet 1.9.1 semantics kept here:
   columns on the last axis.
 * The other ``_linalg_*`` ops work on the last two axes (stacks of square matrices) and, like
   LAPACK, read only the triangle they are told to (``lower``).
+* ``_linalg_gelqf`` (``A = L @ Q``) takes the signs of LAPACK's Householder reflections;
+  ``_linalg_syevd`` (no ``linalg_syevd`` alias in MXNet) gives ascending eigenvalues and
+  eigenvector rows signed so their largest-magnitude entry is positive, as MXNet does; neither
+  has an ONNX export (ONNX has no factorisations).
+* ``_linalg_extracttrian``/``_linalg_maketrian`` pack a triangle: the lower one row by row,
+  an upper one (``offset > 0``, or 0 with ``lower=False``) column by column, as MXNet's
+  ``CopyTrian`` kernel orders them.
 * Integer data is refused as MXNet refuses it. MXNet's CPU kernels also refuse float16 (its GPU
   ``dot``/``batch_dot`` accept it): gluonport accepts float16 for ``dot``/``batch_dot``,
   computing in float32, and refuses it for the LAPACK-backed ``_linalg_*`` ops.
@@ -394,6 +401,131 @@ for _stem, _params, _inputs, _fn, _rule, _n, _doc in _LAPACK:
                    no_onnx=_NO_ONNX.get(_stem)))
 
 
+# --- LQ / symmetric eigendecomposition ------------------------------------------------------
+def _gelqf(p, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A = L @ Q`` by Householder QR of ``A^T`` (the reflections LAPACK's gelqf applies to
+    A's rows, so the same signs: ``L = R^T``, ``Q = Q_qr^T``)."""
+    _compute_dtype("linalg_gelqf", (a,), allow_half=False)
+    _gelqf_rule(p, [a.shape])
+    q, r = np.linalg.qr(np.swapaxes(a, -1, -2))
+    return (np.swapaxes(q, -1, -2).astype(a.dtype, copy=False),
+            np.swapaxes(r, -1, -2).astype(a.dtype, copy=False))
+
+
+def _gelqf_rule(p, in_shapes):
+    a = in_shapes[0]
+    if a is None:
+        return in_shapes, [None, None]
+    if len(a) < 2 or (a[-2] and a[-1] and a[-2] > a[-1]):
+        raise ShapeError(f"linalg_gelqf: input {fmt(a)} must be a stack of (m, n) matrices "
+                         "with m <= n")
+    return in_shapes, [tuple(a), tuple(a[:-1]) + (a[-2],)]
+
+
+def _syevd(p, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors as the rows of ``U`` (each signed so its largest-magnitude entry, the first
+    of equal ones, is positive, as MXNet does) and ascending eigenvalues ``L``; only the lower
+    triangle of ``A`` is read."""
+    _compute_dtype("linalg_syevd", (a,), allow_half=False)
+    _square("linalg_syevd", a.shape)
+    vals, vecs = np.linalg.eigh(a, UPLO="L")
+    u = np.swapaxes(vecs, -1, -2)
+    top = np.take_along_axis(u, np.abs(u).argmax(axis=-1)[..., None], axis=-1)
+    u = np.where(top < 0, -u, u)
+    return u.astype(a.dtype, copy=False), vals.astype(a.dtype, copy=False)
+
+
+def _syevd_rule(p, in_shapes):
+    a = in_shapes[0]
+    _square("linalg_syevd", a)
+    if a is None:
+        return in_shapes, [None, None]
+    return in_shapes, [tuple(a), tuple(a[:-1])]
+
+
+register(OpDef(
+    "_linalg_gelqf", inputs=("A",), compute=_gelqf, infer_shape=_gelqf_rule, num_outputs=2,
+    aliases=("linalg_gelqf",), no_onnx="ONNX has no QR/LQ factorisation operator",
+    doc="LQ factorisation ``A = L @ Q`` of (m, n) matrices, m <= n: outputs Q, L."))
+register(OpDef(
+    "_linalg_syevd", inputs=("A",), compute=_syevd, infer_shape=_syevd_rule, num_outputs=2,
+    no_onnx="ONNX has no eigendecomposition operator",
+    doc="Symmetric eigendecomposition ``U @ A = diag(L) @ U``: outputs U, L (ascending)."))
+
+
+# --- packed triangles ------------------------------------------------------------------------
+def _trian_positions(n: int, offset: int, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Matrix (row, col) of each packed entry, in MXNet's order: the lower triangle row by
+    row; an upper triangle (offset > 0, or 0 with ``lower=False``) column by column."""
+    r, c = np.tril_indices(n - abs(offset))
+    r = r + abs(offset)
+    if offset > 0 or (offset == 0 and not lower):
+        return c, r
+    return r, c
+
+
+def _trian_size(n: int, offset: int) -> int:
+    if n and n - abs(offset) <= 0:
+        raise ShapeError(f"linalg_extracttrian: offset {offset} is out of range for {n}x{n} "
+                         "matrices")
+    m = n - abs(offset)
+    return m * (m + 1) // 2 if n else 0
+
+
+def _extracttrian(p, a: np.ndarray) -> np.ndarray:
+    _compute_dtype("linalg_extracttrian", (a,), allow_half=False)
+    _square("linalg_extracttrian", a.shape)
+    n = a.shape[-1]
+    _trian_size(n, p.offset)
+    rows, cols = _trian_positions(n, p.offset, p.lower)
+    return a[..., rows, cols]
+
+
+def _extracttrian_rule(p, in_shapes):
+    a = in_shapes[0]
+    _square("linalg_extracttrian", a)
+    if a is None:
+        return in_shapes, [None]
+    return in_shapes, [tuple(a[:-2]) + (_trian_size(a[-1], p.offset),)]
+
+
+def _trian_side(packed: int) -> int:
+    """m with m(m+1)/2 == packed; ShapeError when there is none."""
+    m = int(np.floor(0.5 + (np.sqrt(8 * packed + 1) - 1) * 0.5))
+    if m * (m + 1) // 2 != packed:
+        raise ShapeError(f"linalg_maketrian: the last axis ({packed}) is not a triangle size "
+                         "m*(m+1)/2")
+    return m
+
+
+def _maketrian(p, a: np.ndarray) -> np.ndarray:
+    _compute_dtype("linalg_maketrian", (a,), allow_half=False)
+    n = _trian_side(a.shape[-1]) + abs(p.offset)
+    out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    rows, cols = _trian_positions(n, p.offset, p.lower)
+    out[..., rows, cols] = a
+    return out
+
+
+def _maketrian_rule(p, in_shapes):
+    a = in_shapes[0]
+    if a is None or not a or not a[-1]:
+        return in_shapes, [None]
+    n = _trian_side(a[-1]) + abs(p.offset)
+    return in_shapes, [tuple(a[:-1]) + (n, n)]
+
+
+_TRIAN = {"offset": Int(0), "lower": Bool(True)}
+register(OpDef(
+    "_linalg_extracttrian", params=_TRIAN, inputs=("A",), compute=_extracttrian,
+    infer_shape=_extracttrian_rule, aliases=("linalg_extracttrian",),
+    doc="The triangle of each square matrix (by ``offset``/``lower``) packed into a vector."))
+register(OpDef(
+    "_linalg_maketrian", params=_TRIAN, inputs=("A",), compute=_maketrian,
+    infer_shape=_maketrian_rule, aliases=("linalg_maketrian",),
+    doc="Square matrices with the packed vectors as their triangle (zeros elsewhere)."))
+
+
 # --- ONNX export -----------------------------------------------------------------------------
 def _swapped(ndim: int) -> list[int]:
     """The permutation swapping the last two axes."""
@@ -560,8 +692,39 @@ def _makediag_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Reshape", [flat, ctx.ints([0] * (nd - 1) + [n, n], "shape")]))
 
 
+def _extracttrian_onnx(ctx) -> None:
+    """Gather the packed entries from the flattened matrices."""
+    from .reduce import deliver
+
+    p, nd = ctx.params, len(ctx.shape)
+    n = _static_n(ctx, "linalg_extracttrian")
+    rows, cols = _trian_positions(n, p.offset, p.lower)
+    flat = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([0] * (nd - 2) + [-1], "shape")])
+    deliver(ctx, ctx.make("Gather", [flat, ctx.ints(rows * n + cols, "trian")], axis=nd - 2))
+
+
+def _maketrian_onnx(ctx) -> None:
+    """Gather from the vectors padded with one zero (index ``m`` off the triangle)."""
+    from .reduce import deliver
+
+    p, nd = ctx.params, len(ctx.shape)
+    if ctx.in_dynamic[0][-1]:
+        raise ctx.fail("linalg_maketrian needs a static last axis to export to ONNX")
+    m = int(ctx.shape[-1])
+    n = _trian_side(m) + abs(p.offset)
+    index = np.full(n * n, m, dtype=np.int64)
+    rows, cols = _trian_positions(n, p.offset, p.lower)
+    index[rows * n + cols] = np.arange(m)
+    padded = ctx.make("Pad", [ctx.inputs[0], ctx.ints([0] * (2 * nd - 1) + [1], "pads")])
+    flat = ctx.make("Gather", [padded, ctx.ints(index, "trian")], axis=nd - 1)
+    deliver(ctx, ctx.make("Reshape", [flat, ctx.ints([0] * (nd - 1) + [n, n], "shape")]))
+
+
 def _attach_onnx() -> None:
     from .registry import get
+
+    get("_linalg_extracttrian").to_onnx(since=13)(_extracttrian_onnx)
+    get("_linalg_maketrian").to_onnx(since=13)(_maketrian_onnx)
 
     for name, fn in (("dot", _dot_onnx), ("batch_dot", _batch_dot_onnx),
                      ("_linalg_gemm", _gemm_onnx), ("_linalg_gemm2", _gemm_onnx),

@@ -201,7 +201,8 @@ DYNAMIC = ["conv2d_basic", "conv2d_depthwise", "conv2d_1x1_stride2", "conv1d_str
            "conv3d_pad1", "conv_v1_2d", "conv2d_float64", "conv2d_int8_saturates",
            "deconv2d_stride2_pad1_adj1_bias", "deconv2d_target_shape_f64", "deconv2d_groups",
            "upsampling_nearest_2", "upsampling_nearest_concat", "upsampling_nearest_sum",
-           "upsampling_bilinear_2"]
+           "upsampling_bilinear_2", "im2col_2d", "im2col_float64", "col2im_2d",
+           "col2im_dilate_stride_pad"]
 
 
 @pytest.mark.parametrize("opset", OPSETS)

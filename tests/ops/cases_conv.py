@@ -139,6 +139,25 @@ CASES = [
     {"name": "upsampling_bilinear_3", "op": "UpSampling",
      "inputs": [_t(1, 2, 3, 3), _t(2, 1, 5, 5)],
      "attrs": {"scale": 3, "sample_type": "bilinear", "num_filter": 2}, **TOL},
+    # --- im2col / col2im (float only); col2im sums overlapping window entries. MXNet 1.9.1's
+    # kernels run 2-D kernels only (1-D/3-D fail there): those are checked in test_conv.py ---
+    {"name": "im2col_2d", "op": "im2col", "inputs": [_t(2, 2, 5, 6)],
+     "attrs": {"kernel": (2, 3), "stride": (1, 2), "pad": (1, 0)}},
+    {"name": "im2col_dilate_stride_pad", "op": "im2col", "inputs": [_t(1, 3, 7, 7)],
+     "attrs": {"kernel": (3, 3), "stride": (2, 2), "dilate": (2, 2), "pad": (2, 2)}},
+    {"name": "im2col_float64", "op": "im2col", "inputs": [_t(1, 2, 4, 4, dtype="float64")],
+     "attrs": {"kernel": (3, 3), "pad": (1, 1)}},
+    {"name": "im2col_float16", "op": "im2col", "inputs": [_t(1, 2, 4, 4, dtype="float16")],
+     "attrs": {"kernel": (2, 2), "stride": (2, 2)}},
+    {"name": "col2im_2d", "op": "col2im", "inputs": [_t(2, 12, 10)],
+     "attrs": {"output_size": (4, 5), "kernel": (2, 3), "stride": (1, 2), "pad": (1, 0)}},
+    {"name": "col2im_dilate_stride_pad", "op": "col2im", "inputs": [_t(1, 27, 16)],
+     "attrs": {"output_size": (7, 7), "kernel": (3, 3), "stride": (2, 2), "dilate": (2, 2),
+               "pad": (2, 2)}},
+    {"name": "col2im_float64", "op": "col2im", "inputs": [_t(1, 18, 16, dtype="float64")],
+     "attrs": {"output_size": (4, 4), "kernel": (3, 3), "pad": (1, 1)}, **TOL64},
+    {"name": "col2im_float16", "op": "col2im", "inputs": [_t(1, 8, 9, dtype="float16")],
+     "attrs": {"output_size": (4, 4), "kernel": (2, 2)}, "rtol": 2e-3, "atol": 2e-3},
 ]
 
 

@@ -18,6 +18,7 @@ SPD_JUNK_LOWER = [[4.0, 2.0, 0.4], [-9.0, 5.0, 1.0], [8.0, 7.0, 3.0]]
 LOW = [[2.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.5, -1.0, 1.5]]
 LOW_JUNK = [[2.0, 9.0, -9.0], [1.0, 3.0, 7.0], [0.5, -1.0, 1.5]]
 UP_JUNK = [[2.0, 1.0, 0.5], [9.0, 3.0, -1.0], [-9.0, 7.0, 1.5]]
+SYM_INDEF = [[1.0, -2.0, 0.5], [-2.0, 0.3, 1.5], [0.5, 1.5, -1.0]]
 GENERAL = [[[1.0, 2.0, 0.5], [0.3, -1.0, 2.0], [1.5, 0.2, 1.0]],
            [[2.0, -1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 3.0, -2.0]]]
 
@@ -116,4 +117,30 @@ CASES = [
     {"name": "det", "op": "linalg_det", "inputs": [{"value": GENERAL}], **BLAS},
     {"name": "det_single", "op": "linalg_det", "inputs": [{"value": SPD}], **BLAS},
     {"name": "slogdet", "op": "linalg_slogdet", "inputs": [{"value": GENERAL}], **BLAS},
+    # LQ factorisation (outputs Q, L) and symmetric eigendecomposition (outputs U, L)
+    {"name": "gelqf", "op": "linalg_gelqf", "inputs": [{"value": [[1, 2, 3], [4, 5, 6]]}],
+     **BLAS},
+    {"name": "gelqf_batch", "op": "_linalg_gelqf", "inputs": [F(2, 3, 5)], **BLAS},
+    {"name": "gelqf_square_float64", "op": "linalg_gelqf",
+     "inputs": [F(4, 4, dtype="float64")], "rtol": 1e-10, "atol": 1e-12},
+    {"name": "syevd", "op": "_linalg_syevd", "inputs": [{"value": SPD}], **BLAS},
+    {"name": "syevd_batch_reads_lower", "op": "_linalg_syevd",
+     "inputs": [{"value": [SPD_JUNK_UPPER, SPD2, SYM_INDEF]}], **BLAS},
+    {"name": "syevd_float64", "op": "_linalg_syevd",
+     "inputs": [{"value": SYM_INDEF, "dtype": "float64"}], "rtol": 1e-10, "atol": 1e-12},
+    # packed triangles: lower row by row, upper column by column
+    {"name": "extracttrian", "op": "linalg_extracttrian", "inputs": [F(2, 4, 4)]},
+    {"name": "extracttrian_upper", "op": "linalg_extracttrian", "inputs": [F(4, 4)],
+     "attrs": {"lower": False}},
+    {"name": "extracttrian_offset", "op": "_linalg_extracttrian", "inputs": [F(2, 4, 4)],
+     "attrs": {"offset": 1}},
+    {"name": "extracttrian_neg_offset_float64", "op": "linalg_extracttrian",
+     "inputs": [F(5, 5, dtype="float64")], "attrs": {"offset": -2, "lower": False}},
+    {"name": "maketrian", "op": "linalg_maketrian", "inputs": [F(2, 6)]},
+    {"name": "maketrian_upper", "op": "linalg_maketrian", "inputs": [F(10)],
+     "attrs": {"lower": False}},
+    {"name": "maketrian_offset", "op": "_linalg_maketrian", "inputs": [F(2, 2, 3)],
+     "attrs": {"offset": 2}},
+    {"name": "maketrian_neg_offset_float64", "op": "linalg_maketrian",
+     "inputs": [F(3, dtype="float64")], "attrs": {"offset": -1}},
 ]

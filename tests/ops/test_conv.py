@@ -285,3 +285,45 @@ def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
     w = RNG.standard_normal((fg * groups, cg, *geom.kernel))
     np.testing.assert_allclose(conv_nd(x, w, None, geom, groups), _naive_conv(x, w, geom, groups),
                                rtol=1e-12, atol=1e-12)
+
+
+# --- im2col / col2im beyond the table (MXNet 1.9.1's kernels run 2-D kernels only) ----------
+IM2COL_GEOMETRIES = [
+    ((2, 3, 9), {"kernel": (3,), "stride": (2,), "pad": (1,)}),
+    ((2, 2, 5, 6), {"kernel": (2, 3), "stride": (1, 2), "dilate": (2, 1), "pad": (1, 0)}),
+    ((1, 2, 4, 5, 3), {"kernel": (2, 2, 2), "stride": (1, 2, 1), "pad": (0, 1, 1)}),
+]
+
+
+@pytest.mark.parametrize("shape, attrs", IM2COL_GEOMETRIES, ids=["1d", "2d", "3d"])
+def test_im2col_times_weight_is_convolution(shape, attrs):
+    rng = np.random.RandomState(3)
+    x = rng.uniform(-1, 1, shape).astype(np.float64)
+    w = rng.uniform(-1, 1, (4, shape[1], *attrs["kernel"])).astype(np.float64)
+    cols = mx.nd.im2col(mx.nd.array(x, dtype="float64"), **attrs).asnumpy()
+    conv = mx.nd.Convolution(mx.nd.array(x, dtype="float64"), mx.nd.array(w, dtype="float64"),
+                             num_filter=4, no_bias=True, **attrs).asnumpy()
+    np.testing.assert_allclose(w.reshape(4, -1) @ cols, conv.reshape(shape[0], 4, -1),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, attrs", IM2COL_GEOMETRIES, ids=["1d", "2d", "3d"])
+def test_col2im_is_the_adjoint_of_im2col(shape, attrs):
+    rng = np.random.RandomState(4)
+    x = rng.uniform(-1, 1, shape)
+    cols = mx.nd.im2col(mx.nd.array(x, dtype="float64"), **attrs).asnumpy()
+    y = rng.uniform(-1, 1, cols.shape)
+    back = mx.nd.col2im(mx.nd.array(y, dtype="float64"), output_size=shape[2:], **attrs)
+    assert back.shape == shape
+    np.testing.assert_allclose(np.sum(cols * y), np.sum(x * back.asnumpy()), rtol=1e-12)
+
+
+def test_im2col_col2im_errors():
+    with pytest.raises(DTypeError, match="floating point"):
+        mx.nd.im2col(mx.nd.ones((1, 1, 3, 3), dtype="int32"), kernel=(2, 2))
+    with pytest.raises(ShapeError, match=r"must be \(N, C \* 4, 9\)"):
+        mx.nd.col2im(mx.nd.ones((1, 4, 8)), output_size=(4, 4), kernel=(2, 2))
+    with pytest.raises(OpAttributeError, match="output_size"):
+        mx.nd.col2im(mx.nd.ones((1, 4, 9)), output_size=(4,), kernel=(2, 2))
+    sym = mx.sym.im2col(mx.sym.var("x"), kernel=(3, 3), pad=(1, 1))
+    assert sym.infer_shape(x=(2, 3, 5, 5))[1] == [(2, 27, 25)]

@@ -80,3 +80,37 @@ def test_gemm2_canonical_name_and_alias():
     assert '"op": "_linalg_gemm2"' in sym.tojson().replace("'", '"')
     got = mx.nd.invoke("_linalg_gemm2", [mx.nd.array(A.T), mx.nd.array(B.T)], {"alpha": 2.0})
     np.testing.assert_allclose(got.asnumpy(), 2 * A.T @ B.T, rtol=1e-5, atol=1e-6)
+
+
+def test_gelqf_syevd_shapes_names_and_properties():
+    # oracle: list_outputs <name>_output0/1; gelqf refuses m > n; no 'linalg_syevd' alias
+    sym = mx.sym.linalg.gelqf(mx.sym.var("a"), name="g")
+    assert sym.list_outputs() == ["g_output0", "g_output1"]
+    assert sym.infer_shape(a=(2, 3, 5))[1] == [(2, 3, 5), (2, 3, 3)]
+    with pytest.raises(ShapeError, match="m <= n"):
+        mx.nd.linalg.gelqf(mx.nd.ones((3, 2)))
+    assert not hasattr(mx.nd, "linalg_syevd") and hasattr(mx.nd, "linalg_gelqf")
+    a = RNG.uniform(-1, 1, (3, 4, 6))
+    q, low = (o.asnumpy() for o in mx.nd.linalg.gelqf(mx.nd.array(a, dtype="float64")))
+    np.testing.assert_allclose(low @ q, a, atol=1e-12)
+    np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(4), (3, 4, 4)),
+                               atol=1e-12)
+    assert np.all(np.triu(low, 1) == 0)
+    s = a[:, :, :4] @ np.swapaxes(a[:, :, :4], -1, -2)
+    u, lam = (o.asnumpy() for o in mx.nd.linalg.syevd(mx.nd.array(s, dtype="float64")))
+    np.testing.assert_allclose(u @ s, lam[..., None] * u, atol=1e-12)
+    assert np.all(np.diff(lam, axis=-1) >= 0)
+
+
+def test_trian_errors_and_float16():
+    with pytest.raises(ShapeError, match="triangle size"):
+        mx.nd.linalg.maketrian(mx.nd.ones(5))
+    with pytest.raises(ShapeError, match="out of range"):
+        mx.nd.linalg.extracttrian(mx.nd.ones((3, 3)), offset=3)
+    with pytest.raises(DTypeError, match="float32/float64"):
+        mx.nd.linalg.extracttrian(mx.nd.ones((3, 3), dtype="float16"))
+    packed = mx.nd.array(np.arange(1, 11, dtype=np.float32))
+    for offset, lower in ((0, True), (0, False), (2, True), (-1, False)):
+        m = mx.nd.linalg.maketrian(packed[:6] if offset else packed, offset=offset, lower=lower)
+        back = mx.nd.linalg.extracttrian(m, offset=offset, lower=lower).asnumpy()
+        np.testing.assert_array_equal(back, (packed[:6] if offset else packed).asnumpy())

@@ -40,6 +40,8 @@ def make_input(spec, seed):
 def find_op(name):
     if name.startswith("_contrib_"):  # MXNet places _contrib_X at mx.nd.contrib.X
         return getattr(mx.nd.contrib, name[len("_contrib_"):])
+    if name.startswith("_linalg_"):  # and _linalg_X at mx.nd.linalg.X (_linalg_syevd has no alias)
+        return getattr(mx.nd.linalg, name[len("_linalg_"):])
     if name.startswith("_image_"):  # and _image_X at mx.nd.image.X only
         return getattr(mx.nd.image, name[len("_image_"):])
     for ns in (mx.nd, mx.nd._internal, mx.nd.contrib, mx.nd.op):
