@@ -1,7 +1,10 @@
 """Normalisation operators (MXNet 1.9.1 semantics).
 
 Registered here: ``BatchNorm``, ``_contrib_SyncBatchNorm`` (same inference math, channel axis
-fixed at 1), ``LayerNorm``, ``InstanceNorm``, ``GroupNorm``, ``L2Normalization`` and ``LRN``.
+fixed at 1), ``_contrib_BatchNormWithReLU`` (BatchNorm's parameters, inputs and mean/var
+outputs, ReLU on the data output, a hidden fourth ``workspace`` output; MXNet 1.9.1 runs it
+only through oneDNN, for 4-d float32 data with ``axis=1``: here any shape, axis and float
+dtype), ``LayerNorm``, ``InstanceNorm``, ``GroupNorm``, ``L2Normalization`` and ``LRN``.
 
 MXNet facts kept here (checked against MXNet 1.9.1):
 
@@ -181,6 +184,40 @@ register(OpDef(
     train_compute=lambda p, *a: _bn_train("_contrib_SyncBatchNorm", 1, p, *a, plain_var=True),
     doc="BatchNorm synchronised across devices in training; on one device (and at inference) "
         "the same math as BatchNorm with the channel on axis 1."))
+
+
+# --- BatchNormWithReLU ----------------------------------------------------------------------------
+def _bn_relu_type(p, in_types: list) -> tuple[list, list]:
+    ins, outs = _bn_type(p, in_types)
+    return ins, outs + [outs[1]]
+
+
+def _bn_relu_shape(p, in_shapes: list) -> tuple[list, list]:
+    ins, outs = _bn_shape_at(p.axis, in_shapes)
+    return ins, outs + [outs[0]]
+
+
+def _with_relu(outs: tuple) -> tuple:
+    """BatchNorm's outputs with the data output through ReLU, plus MXNet's hidden
+    ``workspace`` output (data-shaped, parameter dtype; a zero view, nothing reads it)."""
+    y, mean, var = outs
+    relu = np.maximum(y, y.dtype.type(0), out=y)
+    return relu, mean, var, np.broadcast_to(np.zeros((), mean.dtype), y.shape)
+
+
+register(OpDef(
+    "_contrib_BatchNormWithReLU",
+    params={"eps": Float(_EPS_1E3), "momentum": Float(0.9), "fix_gamma": Bool(True),
+            "use_global_stats": Bool(False), "output_mean_var": Bool(False), "axis": Int(1),
+            "cudnn_off": Bool(False), "min_calib_range": Optional(Float()),
+            "max_calib_range": Optional(Float())},
+    inputs=_BN_INPUTS, aux=(3, 4), num_outputs=4, num_visible_outputs=_bn_n_visible,
+    output_names=("output", "mean", "var", "workspace"),
+    infer_shape=_bn_relu_shape, infer_type=_bn_relu_type,
+    compute=lambda p, *a: _with_relu(bn_infer("_contrib_BatchNormWithReLU", p.axis, p, *a)),
+    train_compute=lambda p, *a: _with_relu(
+        _bn_train("_contrib_BatchNormWithReLU", p.axis, p, *a, plain_var=False)),
+    doc="BatchNorm followed by ReLU on its data output (MXNet's fused oneDNN operator)."))
 
 
 # --- LayerNorm -----------------------------------------------------------------------------------
@@ -489,6 +526,23 @@ def _bn_onnx_at(fixed_axis: int | None) -> Callable:
 
 attach("BatchNorm", _bn_onnx_at(None))
 attach("_contrib_SyncBatchNorm", _bn_onnx_at(1))
+
+
+def _bn_relu_onnx(ctx) -> None:
+    """BatchNorm's lowering into a fresh tensor, then ``Relu`` into the output."""
+    if ctx.wants(3):
+        raise ctx.fail("its hidden workspace output is read; MXNet keeps it for backward only")
+    out = ctx.outputs[0]
+    ctx.outputs[0] = ctx.fresh("bn")
+    try:
+        _bn_onnx_at(None)(ctx)
+        normed = ctx.outputs[0]
+    finally:
+        ctx.outputs[0] = out
+    ctx.make("Relu", [normed], outputs=[out])
+
+
+attach("_contrib_BatchNormWithReLU", _bn_relu_onnx)
 
 
 # LayerNorm / InstanceNorm / GroupNorm -------------------------------------------------------------

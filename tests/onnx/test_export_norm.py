@@ -130,7 +130,8 @@ def test_hidden_output_read_is_refused_naming_node(make, shapes, what):
 # --- dynamic batch -------------------------------------------------------------------------------
 DYNAMIC = ["bn_default", "bn_axis_neg1", "bn_f16_data", "sync_bn", "ln_default", "ln_axis1",
            "ln_output_mean_var", "in_4d", "gn_three_groups_4d", "gn_output_mean_var",
-           "l2_instance_4d", "l2_channel", "lrn_nsize3"]
+           "l2_instance_4d", "l2_channel", "lrn_nsize3", "bn_relu_default",
+           "bn_relu_output_mean_var"]
 
 
 @pytest.mark.parametrize("opset", OPSETS)

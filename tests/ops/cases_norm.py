@@ -97,6 +97,14 @@ CASES = [
      "attrs": {"nsize": 5, "alpha": 0.01, "beta": 0.5, "knorm": 1.0}},
     {"name": "lrn_nsize1", "op": "LRN", "inputs": [_f(1, 3, 2, 2, low=-3, high=3)],
      "attrs": {"nsize": 1, "alpha": 0.1}},
+    # _contrib_BatchNormWithReLU: MXNet runs it (oneDNN) for 4-d float32 data, axis 1 only
+    {"name": "bn_relu_default", "op": "_contrib_BatchNormWithReLU",
+     "inputs": _bn_inputs((2, 3, 3, 4), 3)},
+    {"name": "bn_relu_fix_gamma_false_eps", "op": "_contrib_BatchNormWithReLU",
+     "inputs": _bn_inputs((2, 4, 2, 3), 4), "attrs": {"fix_gamma": False, "eps": 0.01}},
+    {"name": "bn_relu_output_mean_var", "op": "_contrib_BatchNormWithReLU",
+     "inputs": _bn_inputs((1, 3, 4, 4), 3),
+     "attrs": {"fix_gamma": False, "output_mean_var": True, "use_global_stats": True}},
 ]
 
 TRAIN_CASES = [
@@ -110,4 +118,7 @@ TRAIN_CASES = [
      "attrs": {"fix_gamma": False, "use_global_stats": True}},
     {"name": "train_sync_bn", "op": "_contrib_SyncBatchNorm", "inputs": _bn_inputs((2, 3, 4), 3),
      "attrs": {"key": "tsbn", "fix_gamma": False, "output_mean_var": True}},
+    {"name": "train_bn_relu", "op": "_contrib_BatchNormWithReLU",
+     "inputs": _bn_inputs((2, 3, 2, 3), 3), "attrs": {"fix_gamma": False,
+                                                     "output_mean_var": True}},
 ]

@@ -190,3 +190,27 @@ def test_hidden_outputs_have_inferred_shapes():
         node = sym._outputs[0][0]
         assert sym.list_outputs() == [node.name + "_output"]
         assert node.op.shapes(node.params, [(2, 3, 4, 5)])[1] == shapes
+
+
+@pytest.mark.parametrize("shape, axis, dtype", [((2, 3, 4), 1, "float32"),
+                                                ((2, 4, 3), -1, "float64"),
+                                                ((3, 5), 1, "float16"),
+                                                ((1, 2, 3, 2, 2), 2, "float32")])
+def test_bn_relu_is_batchnorm_then_relu_beyond_mxnets_kernel(shape, axis, dtype):
+    """MXNet 1.9.1 runs _contrib_BatchNormWithReLU only through oneDNN (4-d float32, axis 1);
+    elsewhere gluonport gives relu(BatchNorm(...)), imperative and in training mode."""
+    rng = np.random.RandomState(2)
+    c = shape[axis]
+    pdt = "float32" if dtype == "float16" else dtype
+    x = mx.nd.array(rng.uniform(-2, 2, shape), dtype=dtype)
+    params = [mx.nd.array(rng.uniform(0.5, 1.5, c), dtype=pdt) for _ in range(4)]
+    for train in (False, True):
+        with mx.autograd.train_mode() if train else mx.autograd.predict_mode():
+            got = mx.nd.contrib.BatchNormWithReLU(x, *params, axis=axis, fix_gamma=False,
+                                                  output_mean_var=True)
+            want = mx.nd.BatchNorm(x, *params, axis=axis, fix_gamma=False, output_mean_var=True)
+        np.testing.assert_array_equal(got[0].asnumpy(), np.maximum(want[0].asnumpy(), 0))
+        for g, w in zip(got[1:], want[1:]):
+            np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+    sym = mx.sym.contrib.BatchNormWithReLU(mx.sym.var("x"), name="bn", output_mean_var=True)
+    assert sym.list_outputs() == ["bn_output", "bn_mean", "bn_var"]

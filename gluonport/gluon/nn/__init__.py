@@ -6,6 +6,7 @@ from ..symbol_block import SymbolBlock
 from .activations import ELU, GELU, SELU, Activation, LeakyReLU, PReLU, SiLU, Swish
 from .basic_layers import (
     BatchNorm,
+    BatchNormReLU,
     Dense,
     Dropout,
     Embedding,
@@ -42,8 +43,9 @@ from .conv_layers import (
 )
 
 __all__ = ["Activation", "LeakyReLU", "PReLU", "ELU", "SELU", "GELU", "Swish", "SiLU",
-           "Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "Embedding",
-           "Flatten", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda", "HybridLambda",
+           "Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "BatchNormReLU",
+           "Embedding", "Flatten", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda",
+           "HybridLambda",
            "Identity", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "MaxPool1D", "MaxPool2D", "MaxPool3D", "AvgPool1D", "AvgPool2D",
            "AvgPool3D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",

@@ -18,9 +18,9 @@ from ...errors import GluonportError
 from ..block import Block, _indent
 from ..hybrid import HybridBlock
 
-__all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "Embedding",
-           "Flatten", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda", "HybridLambda",
-           "Identity"]
+__all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "BatchNormReLU",
+           "Embedding", "Flatten", "InstanceNorm", "LayerNorm", "GroupNorm", "Lambda",
+           "HybridLambda", "Identity"]
 
 
 def _children_repr(block: Block) -> str:
@@ -174,8 +174,10 @@ class _BatchNorm(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any, running_mean: Any,
                        running_var: Any) -> Any:
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
-                           **self._kwargs)
+        # fuse_relu (BatchNormReLU): MXNet's fused _contrib_BatchNormWithReLU operator
+        batch_norm = F.contrib.BatchNormWithReLU if self.fuse_relu else F.BatchNorm
+        return batch_norm(x, gamma, beta, running_mean, running_var, name="fwd",
+                          **self._kwargs)
 
     def __repr__(self) -> str:
         in_channels = self.gamma.shape[0]
@@ -198,6 +200,29 @@ class BatchNorm(_BatchNorm):
                  **kwargs: Any):
         super().__init__(axis=axis, momentum=momentum, epsilon=epsilon, center=center,
                          scale=scale, use_global_stats=use_global_stats, fuse_relu=False,
+                         beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                         running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer,
+                         in_channels=in_channels, **kwargs)
+
+
+class BatchNormReLU(_BatchNorm):
+    """Batch normalization followed by ReLU, one ``_contrib_BatchNormWithReLU`` node named
+    ``<prefix>fwd``; the same arguments and parameters (``gamma``, ``beta``,
+    ``running_mean``, ``running_var``) as :class:`BatchNorm`, so BatchNorm weights load.
+
+    MXNet 1.9.1 runs the fused operator only through oneDNN, on 4-d float32 data with
+    ``axis=1``; gluonport computes it for any shape, axis and float dtype.
+    """
+
+    def __init__(self, axis: int = 1, momentum: float = 0.9, epsilon: float = 1e-5,
+                 center: bool = True, scale: bool = True, use_global_stats: bool = False,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 running_mean_initializer: Any = "zeros",
+                 running_variance_initializer: Any = "ones", in_channels: int = 0,
+                 **kwargs: Any):
+        super().__init__(axis=axis, momentum=momentum, epsilon=epsilon, center=center,
+                         scale=scale, use_global_stats=use_global_stats, fuse_relu=True,
                          beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
                          running_mean_initializer=running_mean_initializer,
                          running_variance_initializer=running_variance_initializer,
