@@ -645,24 +645,19 @@ def _fill_element_onnx(ctx) -> None:
 
 def _ravel_onnx(ctx) -> None:
     """MXNet's ``ret = index_t(ret * size + x_j)`` per dim, the addition in the data's type
-    (float16 in float32)."""
+    (float16 in float32; Cast to int64 truncates as index_t does)."""
     dims, dt = _ravel_dims(ctx.params, "ravel_multi_index"), np.dtype(ctx.dtype)
-    work = np.dtype(np.float32) if dt == np.float16 else dt
+    is_float = dt.kind == "f"
+    work = np.dtype(np.float32 if dt == np.float16 else dt if is_float else np.int64)
     ret = None
     for j, size in enumerate(dims):
         x = ctx.make("Gather", [ctx.inputs[0], ctx.const(np.asarray(j, np.int64), "row")],
                      axis=0)
-        if ret is None:
-            term = x
-        else:
-            term = ctx.make("Mul", [ret, ctx.const(np.asarray(size, np.int64), "size")])
-        if dt.kind == "f":
-            x = x if dt == work else ctx.cast_to(x, work)
-            ret = ctx.cast_to(x if j == 0 else ctx.make("Add", [ctx.cast_to(term, work), x]),
-                              np.int64)
-        else:
-            x = ctx.cast_to(x, np.int64)
-            ret = x if j == 0 else ctx.make("Add", [term, x])
+        x = x if work == dt else ctx.cast_to(x, work)
+        if ret is not None:
+            scaled = ctx.make("Mul", [ret, ctx.const(np.asarray(size, np.int64), "size")])
+            x = ctx.make("Add", [ctx.cast_to(scaled, work) if is_float else scaled, x])
+        ret = ctx.cast_to(x, np.int64) if is_float else x
     deliver(ctx, ctx.cast_to(ret, dt) if dt != np.int64 else ret)
 
 
