@@ -18,6 +18,12 @@ class Clamp(mx.gluon.HybridBlock):
 
 
 def run():
+    # a fresh name counter, so node names do not depend on what ran before in the process
+    with mx.name.NameManager():
+        return _run()
+
+
+def _run():
     out = {}
     rng = np.random.RandomState(0)
     a = mx.nd.array(rng.uniform(0.5, 3, (2, 3)))
