@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _nd
-from ..errors import ArgumentError, ShapeError, UnsupportedOpError
+from ..errors import ArgumentError, ShapeError
 from ..ndarray import NDArray
-from ..ops import registry
 from .hybrid import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -287,11 +286,6 @@ class CTCLoss(Loss):
     Inputs: ``pred``, ``label`` (zero-based, padded with -1), optional ``pred_lengths``,
     ``label_lengths`` (shape ``(batch_size,)``) and ``sample_weight``.
     Output: shape ``(batch_size,)``.
-
-    Raises
-    ------
-    UnsupportedOpError
-        When constructed while gluonport's op registry has no ``CTCLoss`` operator.
     """
 
     _inputs_rule = "see CTCLoss's documentation for pred, label and length shapes"
@@ -304,11 +298,6 @@ class CTCLoss(Loss):
         if label_layout not in ("NT", "TN"):
             raise ArgumentError(f"CTCLoss: label_layout={label_layout!r} is not supported; "
                                    "use 'NT' or 'TN'")
-        if registry.find("CTCLoss") is None:
-            raise UnsupportedOpError(
-                "gluon.loss.CTCLoss needs the 'CTCLoss' operator, which gluonport does not "
-                "implement yet; compute the loss in MXNet, or register a CTCLoss op "
-                "(gluonport/ops) first", ops={"CTCLoss": []})
         super().__init__(weight, label_layout.find("N"), **kwargs)
         self._layout = layout
         self._label_layout = label_layout
