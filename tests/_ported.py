@@ -29,3 +29,15 @@ def load_ported(path: str) -> types.ModuleType:
     sys.modules[name] = module
     exec(compile(ported, os.path.basename(path), "exec"), module.__dict__)
     return module
+
+
+def load_golden(prefix: str) -> tuple[dict, dict]:
+    """``(arrays, rest)`` a generator wrote as ``<prefix>.npz`` and ``<prefix>.json``."""
+    import json
+
+    import numpy as np
+
+    with np.load(prefix + ".npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    with open(prefix + ".json", encoding="utf-8") as f:
+        return arrays, json.load(f)

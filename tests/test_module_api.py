@@ -14,7 +14,7 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import GluonportError, ParameterError
-from tests._ported import load_ported
+from tests._ported import load_golden, load_ported
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 HERE = os.path.join(GOLDEN, "module")
@@ -27,10 +27,7 @@ def results() -> dict:
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[dict, dict]:
-    with np.load(os.path.join(HERE, "module_golden.npz")) as z:
-        arrays = {k: z[k] for k in z.files}
-    with open(os.path.join(HERE, "module_golden.json"), encoding="utf-8") as f:
-        return arrays, json.load(f)
+    return load_golden(os.path.join(HERE, "module_golden"))
 
 
 def test_arrays_match_mxnet(results, golden):

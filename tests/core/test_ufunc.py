@@ -4,7 +4,6 @@ HybridBlock: tests/golden/ufunc/ufunc_script.py, written for MXNet, runs with on
 changed and gives MXNet 1.9.1's values (rtol 1e-6; exact where the op is exact), dtypes, and
 byte-identical symbol JSON (node names, ops, attribute strings)."""
 
-import json
 import os
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import ArgumentError, GluonportError
-from tests._ported import load_ported
+from tests._ported import load_golden, load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "golden", "ufunc")
 
@@ -30,10 +29,7 @@ def results(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[dict, dict]:
-    with np.load(os.path.join(HERE, "ufunc_golden.npz")) as z:
-        arrays = {k: z[k] for k in z.files}
-    with open(os.path.join(HERE, "ufunc_golden.json"), encoding="utf-8") as f:
-        return arrays, json.load(f)
+    return load_golden(os.path.join(HERE, "ufunc_golden"))
 
 
 @pytest.mark.filterwarnings("ignore:range is not specified")  # nd.histogram(a, bins=4), as MXNet

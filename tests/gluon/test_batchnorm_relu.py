@@ -4,14 +4,13 @@ gives MXNet's parameter names and shapes, repr, outputs (imperative, training mo
 rtol 1e-5 / atol 1e-6), a byte-identical exported symbol file, and BatchNorm weights loading
 into BatchNormReLU."""
 
-import json
 import os
 
 import numpy as np
 import pytest
 
 import gluonport as mx
-from tests._ported import load_ported
+from tests._ported import load_golden, load_ported
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "golden", "bn_relu")
 
@@ -24,10 +23,7 @@ def results(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[dict, dict]:
-    with np.load(os.path.join(HERE, "bn_relu_golden.npz")) as z:
-        arrays = {k: z[k] for k in z.files}
-    with open(os.path.join(HERE, "bn_relu_golden.json"), encoding="utf-8") as f:
-        return arrays, json.load(f)
+    return load_golden(os.path.join(HERE, "bn_relu_golden"))
 
 
 def test_outputs_match_mxnet(results, golden):

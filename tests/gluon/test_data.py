@@ -28,7 +28,7 @@ from gluonport import errors
 from gluonport.errors import ArgumentError, DTypeError, FormatError, GluonportError, ShapeError
 from gluonport.gluon import data as gdata
 from gluonport.gluon import utils as gutils
-from tests._ported import load_ported
+from tests._ported import load_golden, load_ported
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden")
 HERE = os.path.join(GOLDEN, "data")
@@ -42,10 +42,7 @@ def results() -> dict:
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[dict, dict]:
-    with np.load(os.path.join(HERE, "data_golden.npz")) as z:
-        arrays = {k: z[k] for k in z.files}
-    with open(os.path.join(HERE, "data_golden.json"), encoding="utf-8") as f:
-        return arrays, json.load(f)
+    return load_golden(os.path.join(HERE, "data_golden"))
 
 
 def _same(got, want, where: str) -> None:
