@@ -71,38 +71,32 @@ class SequentialAug(Augmenter):
         return src
 
 
-class ResizeAug(Augmenter):
-    """Resize the shorter edge to ``size`` (``resize_short``)."""
+class _SizeAug(Augmenter):
+    """An augmenter of a target ``size`` and an ``interp`` method (default 2, bicubic)."""
 
-    def __init__(self, size: int, interp: int = 2) -> None:
+    def __init__(self, size: Any, interp: int = 2) -> None:
         super().__init__(size=size, interp=interp)
         self.size = size
         self.interp = interp
+
+
+class ResizeAug(_SizeAug):
+    """Resize the shorter edge to ``size`` (``resize_short``)."""
 
     def __call__(self, src: NDArray) -> NDArray:
         return resize_short(src, self.size, self.interp)
 
 
-class ForceResizeAug(Augmenter):
+class ForceResizeAug(_SizeAug):
     """Resize to ``size`` (w, h) regardless of the aspect ratio."""
-
-    def __init__(self, size: tuple, interp: int = 2) -> None:
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src: NDArray) -> NDArray:
         sizes = (src.shape[0], src.shape[1], self.size[1], self.size[0])
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
+class RandomCropAug(_SizeAug):
     """Random ``size`` (w, h) crop (``random_crop``)."""
-
-    def __init__(self, size: tuple, interp: int = 2) -> None:
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src: NDArray) -> NDArray:
         return random_crop(src, self.size, self.interp)[0]
@@ -131,13 +125,8 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizeAug):
     """Centre ``size`` (w, h) crop (``center_crop``)."""
-
-    def __init__(self, size: tuple, interp: int = 2) -> None:
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src: NDArray) -> NDArray:
         return center_crop(src, self.size, self.interp)[0]
