@@ -102,6 +102,10 @@ def test_every_dtype(stem, dtype, opset):
     if stem == "power" and dtype in INT_TYPES:
         b = np.abs(b % 5).astype(dtype)  # small exponents keep powf's results in range
     rtol = 1e-3 if dtype == "float16" else 0
+    if stem == "power" and dtype == "float32":
+        # powf is not correctly rounded: onnxruntime's and numpy's differ by an ulp on some
+        # operands (7 ** -0.5 with onnxruntime 1.32), so allow two float32 ulps.
+        rtol = 2.0 ** -22
     _check_vs_executor(f"broadcast_{stem}", [a, b], opset, rtol=rtol)
 
 
