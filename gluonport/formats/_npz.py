@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import struct
 import zipfile
 import zlib
@@ -36,6 +37,10 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EO
                ValueError, struct.error, zlib.error, OSError, KeyError, RuntimeError,
                IndexError, OverflowError, UnicodeDecodeError)
 _MAX_DEFLATE_RATIO = 1032  # deflate cannot expand data more than ~1032:1
+# A plain scalar descr: byte order, type code, item size ('<f4', '|b1', '<b2'). Anything else
+# (structured, sub-array, comma strings) is refused before numpy parses it: np.dtype runs a
+# small parser of its own on such text and raises SyntaxError, among others, on garbage.
+_PLAIN_DESCR = re.compile(r"[<>|=]?[A-Za-z?][0-9]{0,2}")
 
 
 def _header(r: Reader, what: str) -> tuple[int, str]:
@@ -69,7 +74,10 @@ def _parse_header(r: Reader, what: str) -> tuple[np.dtype, bool, tuple[int, ...]
                       "fortran_order and a tuple of non-negative ints as shape", at)
     if len(shape) > MAX_NDIM:
         raise r.error(f"{what} has {len(shape)} dimensions; numpy allows {MAX_NDIM}", at)
-    if descr.endswith("b2"):  # MXNet 2.0's bfloat16
+    if not _PLAIN_DESCR.fullmatch(descr):
+        raise r.error(f"{what} has dtype {descr[:40]!r}, which is not a plain numeric NPY "
+                      "dtype such as '<f4'; MXNet writes no other", at)
+    if descr.lstrip("<>|=") == "b2":  # MXNet 2.0's bfloat16
         return np.dtype("<u2" if descr[0] != ">" else ">u2"), True, shape, fortran
     try:
         dt = np.dtype(descr)
@@ -108,10 +116,44 @@ def read_npz(buf: Any, label: str, bfloat16: str
                           path=label) from None
 
 
+class _BufferFile(io.RawIOBase):
+    """A read-only, seekable file over any buffer (bytes, numpy array, ``mmap``), no copy.
+
+    ``zipfile`` needs ``seekable()``, which ``mmap`` lacks, and ``io.BytesIO`` would copy.
+    """
+
+    def __init__(self, buf: Any):
+        super().__init__()
+        self._view = memoryview(buf).cast("B")
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._view)}[whence]
+        if base + offset < 0:
+            raise OSError("seek before the start of the file")
+        self._pos = base + offset
+        return self._pos
+
+    def readinto(self, b: Any) -> int:
+        chunk = self._view[self._pos:self._pos + len(b)]
+        n = len(chunk)
+        memoryview(b).cast("B")[:n] = chunk
+        self._pos += n
+        return n
+
+
 def _read_npz(buf: Any, label: str, bfloat16: str
               ) -> tuple[list[Any], list[str], list[tuple[int, str]]]:
-    fp = buf if hasattr(buf, "seek") else io.BytesIO(buf)
-    with zipfile.ZipFile(fp) as zf:
+    with zipfile.ZipFile(_BufferFile(buf)) as zf:
         members = {i.filename[:-4]: i for i in zf.infolist() if i.filename.endswith(".npy")}
         folders: dict[str, set[str]] = {}
         for name in members:
