@@ -10,8 +10,9 @@ import numpy as np
 
 from .._modelpath import ModelFiles, resolve_model
 from ..context import Context, cpu
-from ..errors import GluonportError
+from ..errors import DeviceError, GluonportError
 from ..ndarray import NDArray
+from ._providers import providers_for
 from .ort import OrtRunner, RuntimeOptions
 
 __all__ = ["load", "Predictor"]
@@ -107,13 +108,16 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
     if backend is None:
         backend = "onnxruntime" if graph_exports(sym) else "numpy"
     if backend == "onnxruntime":
+        # the graph is exported on the first call; a context onnxruntime cannot serve (gpu(0)
+        # without the CUDA provider) is refused now, as an ONNX file's OrtRunner does
+        providers_for(ctx, tensorrt=options.tensorrt, provider_options=options.provider_options)
         graph = OnnxGraph(sym, data, lambda: (0, lambda: pvals), ctx, options)
         run = graph
         providers: Any = lambda: graph.providers  # noqa: E731
     elif backend == "numpy":
         if ctx.device_type == "gpu":
-            raise GluonportError("the numpy backend runs on the CPU only; use ctx=cpu() or "
-                                 "backend='onnxruntime'")
+            raise DeviceError(f"{ctx}: the numpy backend runs on the CPU only; use ctx=cpu() "
+                              "or backend='onnxruntime'")
         plan = GraphPlan(sym)
         label_zeros = {n: np.zeros((1,), np.float32) for n in labels if n not in pvals}
 
