@@ -268,6 +268,8 @@ register(OpDef(
             "slope": Float(0.25), "lower_bound": Float(0.125), "upper_bound": Float(0.334)},
     inputs=_leaky_inputs, num_outputs=_leaky_n_out, output_names=_leaky_out_names,
     infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",),
+    # MXNet 1.9.1's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25.
+    var_attrs={"gamma": {"__init__": '["Constant", {"value": 0.25}]'}},
     doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu."))
 
 

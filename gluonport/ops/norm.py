@@ -78,6 +78,10 @@ def _reduce_axes(ndim: int, keep: int) -> tuple[int, ...]:
 
 # --- BatchNorm / SyncBatchNorm -------------------------------------------------------------------
 _BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+# MXNet 1.9.1's FSetInputVarAttrOnCompose for the BatchNorm family: composing the op gives its
+# moving-statistics variables these initializers unless they already carry an ``__init__``.
+_BN_VAR_ATTRS = {"moving_mean": {"__init__": '["zero", {}]'},
+                 "moving_var": {"__init__": '["one", {}]'}}
 
 
 def _bn_shape_at(axis: int, in_shapes: list) -> tuple[list, list]:
@@ -163,7 +167,7 @@ register(OpDef(
             "use_global_stats": Bool(False), "output_mean_var": Bool(False), "axis": Int(1),
             "cudnn_off": Bool(False), "min_calib_range": Optional(Float()),
             "max_calib_range": Optional(Float())},
-    inputs=_BN_INPUTS, aux=(3, 4), num_outputs=3, num_visible_outputs=_bn_n_visible,
+    inputs=_BN_INPUTS, aux=(3, 4), var_attrs=_BN_VAR_ATTRS, num_outputs=3, num_visible_outputs=_bn_n_visible,
     output_names=("output", "mean", "var"),
     infer_shape=lambda p, s: _bn_shape_at(p.axis, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("BatchNorm", p.axis, p, *a),
@@ -177,7 +181,7 @@ register(OpDef(
     params={"eps": Float(_EPS_1E3), "momentum": Float(0.9), "fix_gamma": Bool(True),
             "use_global_stats": Bool(False), "output_mean_var": Bool(False), "ndev": Int(1),
             "key": Str()},
-    inputs=_BN_INPUTS, aux=(3, 4), num_outputs=3, num_visible_outputs=_bn_n_visible,
+    inputs=_BN_INPUTS, aux=(3, 4), var_attrs=_BN_VAR_ATTRS, num_outputs=3, num_visible_outputs=_bn_n_visible,
     output_names=("output", "mean", "var"),
     infer_shape=lambda p, s: _bn_shape_at(1, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
@@ -211,7 +215,7 @@ register(OpDef(
             "use_global_stats": Bool(False), "output_mean_var": Bool(False), "axis": Int(1),
             "cudnn_off": Bool(False), "min_calib_range": Optional(Float()),
             "max_calib_range": Optional(Float())},
-    inputs=_BN_INPUTS, aux=(3, 4), num_outputs=4, num_visible_outputs=_bn_n_visible,
+    inputs=_BN_INPUTS, aux=(3, 4), var_attrs=_BN_VAR_ATTRS, num_outputs=4, num_visible_outputs=_bn_n_visible,
     output_names=("output", "mean", "var", "workspace"),
     infer_shape=_bn_relu_shape, infer_type=_bn_relu_type,
     compute=lambda p, *a: _with_relu(bn_infer("_contrib_BatchNormWithReLU", p.axis, p, *a)),

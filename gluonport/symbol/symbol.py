@@ -33,7 +33,7 @@ _SYMBOL_BINARY = {
     "mul": ("_Mul", "_MulScalar", "_MulScalar"),
     "truediv": ("_Div", "_DivScalar", "_RDivScalar"),
     "mod": ("_Mod", "_ModScalar", "_RModScalar"),
-    "pow": ("_Power", "_PowerScalar", "_RPowerScalar"),
+    "pow": ("_Power", "_PowerScalar", "_rpower_scalar"),  # MXNet's __rpow__ calls this name
     "eq": ("_equal", "_equal_scalar", "_equal_scalar"),
     "ne": ("_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
     "gt": ("_greater", "_greater_scalar", "_lesser_scalar"),
@@ -57,6 +57,9 @@ class Symbol(OpSurface):
 
     __slots__ = ("_outputs",)
     _BINARY_OPS = _SYMBOL_BINARY
+    # Symbols are no arrays: numpy ufuncs refuse them and numpy scalars' operators defer to
+    # ours (``np.float64(2) - sym`` is a Symbol, as in MXNet, not an attempt to iterate sym).
+    __array_ufunc__ = None
 
     def __init__(self, outputs: Sequence[tuple[Node, int]]):
         self._outputs = list(outputs)
@@ -408,19 +411,28 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | N
     attrs.update(call.attrs)
     inputs: list[tuple[Node, int]] = []
     for in_name, x in zip(call.input_names, call.inputs):
+        on_compose = op.input_var_attrs(call.params, in_name)
         if x is None:
             var_attrs = dict(attrs)
-            var_attrs.update(op.input_var_attrs(call.params, in_name))
+            var_attrs.update(on_compose)
             inputs.append((Node(None, f"{node_name}_{in_name}", var_attrs), 0))
             continue
         if len(x._outputs) != 1:
             raise GraphError(f"{op.name} {node_name!r}: input {in_name!r} is a group of "
                              f"{len(x._outputs)} outputs; pass one output (sym[i])")
+        _set_var_attrs_on_compose(x._outputs[0][0], on_compose)
         inputs.append(x._outputs[0])
     node = Node(op, node_name, attrs, inputs)
     node.in_versions = _entry_versions(op.aux_indices(call.params), inputs)
     n_vis = op.n_visible_outputs(call.params)
     return Symbol([(node, i) for i in range(n_vis)])
+
+
+def _set_var_attrs_on_compose(src: Node, on_compose: Mapping[str, str]) -> None:
+    """MXNet's FSetInputVarAttrOnCompose on a given input: a variable (one the user made, too)
+    without an ``__init__`` takes the op's; the variable node itself changes, as in nnvm."""
+    if src.op is None and on_compose and "__init__" not in src.attrs:
+        src.attrs.update(on_compose)
 
 
 def _entry_versions(aux: Any, inputs: list[tuple[Node, int]]) -> list[int]:
