@@ -51,6 +51,9 @@ class OpSurface:
     __slots__ = ()
     # Subclasses map each key of _ARITH and _COMPARE to (op, scalar op, reflected scalar op).
     _BINARY_OPS: dict[str, tuple[str, str, str]] = {}
+    # A numpy scalar on the left (``np.float64(2) - x``) defers to our reflected operator
+    # instead of converting ``x`` to an array, as MXNet's classes (priority 1000) do.
+    __array_priority__ = 1000.0
 
     def _invoke(self, op_name: str, args: tuple, kwargs: dict) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -64,6 +67,18 @@ class OpSurface:
             lhs, rhs = (other, self) if reflected else (self, other)
             return self._invoke(op, (lhs, rhs), {})
         return NotImplemented
+
+    def __floordiv__(self, other: Any) -> Any:
+        # MXNet defines no ``//``. Raising here (not returning NotImplemented) keeps a numpy
+        # scalar's reflected ``//`` from turning ``x // np.float64(2)`` into a numpy array.
+        raise TypeError(f"unsupported operand type(s) for //: {type(self).__name__!r} and "
+                        f"{type(other).__name__!r} (MXNet has no floor division operator; "
+                        "use floor(a / b))")
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        raise TypeError(f"unsupported operand type(s) for //: {type(other).__name__!r} and "
+                        f"{type(self).__name__!r} (MXNet has no floor division operator; "
+                        "use floor(a / b))")
 
     def __neg__(self) -> Any:
         return self.__mul__(-1.0)

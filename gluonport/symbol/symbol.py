@@ -309,8 +309,11 @@ class Symbol(OpSurface):
             if not isinstance(s, Symbol) or len(s._outputs) != 1:
                 raise GraphError(f"compose: {key} must be a single-output Symbol")
         for node in self._topo():
-            node.inputs = [(repl[src.name]._outputs[0] if src.op is None and src.name in repl
-                            else (src, idx)) for src, idx in node.inputs]
+            hit = [src.op is None and src.name in repl for src, _ in node.inputs]
+            node.inputs = [repl[src.name]._outputs[0] if h else (src, idx)
+                           for h, (src, idx) in zip(hit, node.inputs)]
+            if node.in_versions is not None:  # nnvm copies the replacing entry: version 0
+                node.in_versions = [0 if h else v for h, v in zip(hit, node.in_versions)]
         if name is not None and len(self._outputs) == 1:
             self._outputs[0][0].name = name
         self._outputs = [repl[n.name]._outputs[0] if n.op is None and n.name in repl else (n, i)
