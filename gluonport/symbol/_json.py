@@ -17,8 +17,8 @@ MXNET_VERSION = 10901
 
 def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
     """The JSON graph MXNet 1.9.1 writes for ``sym``: nodes in DFS post-order, 3-element
-    entries with the variable versions recorded at composition (version 1 on auxiliary-state
-    inputs of a loaded graph), ``node_row_ptr`` from output counts."""
+    entries with the versions recorded at composition or read from the file (1 on
+    auxiliary-state inputs when there are none), ``node_row_ptr`` from output counts."""
     outputs = list(sym._outputs)
     if remove_amp_cast:
         outputs = [_skip_amp(n, i) for n, i in outputs]
@@ -30,13 +30,14 @@ def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
     for node in order:
         aux = set(node.aux_input_indices())
         ins = []
+        versions = node.in_versions
         for j, (src, idx) in enumerate(node.inputs):
-            if remove_amp_cast:
-                src, idx = _skip_amp(src, idx)
-            if node.in_versions is not None:
-                version = node.in_versions[j] if src.op is None else 0
+            if versions is not None and j < len(versions):
+                version = versions[j]
             else:
                 version = 1 if (j in aux and src.op is None) else 0
+            if remove_amp_cast and _is_amp(src):
+                src, idx, version = _skip_amp_entry(src, idx)
             ins.append([index[id(src)], idx, version])
         entry: dict[str, Any] = {"op": node.op_name, "name": node.name}
         if node.attrs:
@@ -65,9 +66,18 @@ def _is_amp(node: Node) -> bool:
 
 
 def _skip_amp(node: Node, idx: int) -> tuple[Node, int]:
+    return _skip_amp_entry(node, idx)[:2]
+
+
+def _skip_amp_entry(node: Node, idx: int) -> tuple[Node, int, int]:
+    """The entry an amp_cast chain reads, with the version its last amp node recorded."""
+    version = 0
     while _is_amp(node):
-        node, idx = node.inputs[idx if node.op.name == "amp_multicast" else 0]
-    return node, idx
+        j = idx if node.op.name == "amp_multicast" else 0
+        versions = node.in_versions
+        version = versions[j] if versions is not None and j < len(versions) else 0
+        node, idx = node.inputs[j]
+    return node, idx, version
 
 
 def graph_to_symbol(graph: Mapping[str, Any], path: str | None = None) -> Any:
@@ -99,6 +109,9 @@ def graph_to_symbol(graph: Mapping[str, Any], path: str | None = None) -> Any:
             if op is None or why:
                 op = unknown_op(op_name, len(inputs), n_out.get(k, 1), why)
         node = Node(op, raw["name"], attrs, inputs)
+        # Keep each entry's version as read: MXNet writes back what it read (Gluon exports
+        # carry 2 on BatchNorm's moving statistics, traced twice).
+        node.in_versions = [e[2] if len(e) > 2 else 0 for e in raw.get("inputs", [])]
         node.control_deps = [built[c] for c in raw.get("control_deps", [])]
         node.subgraphs = list(raw.get("subgraphs", []))
         built.append(node)
