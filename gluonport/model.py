@@ -14,7 +14,18 @@ from .ndarray import NDArray
 from .ndarray import load as nd_load
 from .ndarray import save as nd_save
 
-__all__ = ["load_checkpoint", "save_checkpoint", "load_params", "split_params"]
+__all__ = ["load_checkpoint", "save_checkpoint", "load_params", "split_params",
+           "no_params_if_empty"]
+
+
+def no_params_if_empty(loaded: Any) -> Any:
+    """``{}`` for an empty params file, else ``loaded`` unchanged.
+
+    MXNet writes the same bytes for ``nd.save(f, {})`` and ``nd.save(f, [])``, and
+    ``HybridBlock.export`` of a block without parameters writes them too; ``nd.load`` reads them
+    back as ``[]``. Read for a graph, such a file means "no parameters", not an unnamed list.
+    """
+    return {} if isinstance(loaded, (list, tuple)) and not loaded else loaded
 
 
 def split_params(loaded: Mapping[str, Any], path: str | None = None
@@ -36,7 +47,7 @@ def split_params(loaded: Mapping[str, Any], path: str | None = None
 def load_params(prefix: str, epoch: int) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
     """``(arg_params, aux_params)`` from ``PREFIX-%04d.params``."""
     path = f"{prefix}-{epoch:04d}.params"
-    loaded = nd_load(path)
+    loaded = no_params_if_empty(nd_load(path))
     if not isinstance(loaded, dict):
         raise FormatError("holds an unnamed list of arrays, not a checkpoint dict", path)
     return split_params(loaded, path)

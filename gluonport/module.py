@@ -419,10 +419,14 @@ class Module(BaseModule):
 
     def load_params(self, fname: str) -> None:
         """Set the parameters from an ``arg:``/``aux:`` params file."""
-        from .model import split_params
+        from .errors import FormatError
+        from .model import no_params_if_empty, split_params
         from .ndarray import load
 
-        arg, aux = split_params(load(fname), fname)
+        loaded = no_params_if_empty(load(fname))
+        if not isinstance(loaded, dict):
+            raise FormatError("holds an unnamed list of arrays, not arg:/aux: parameters", fname)
+        arg, aux = split_params(loaded, fname)
         self.set_params(arg, aux)
 
     @staticmethod

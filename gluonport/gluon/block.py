@@ -18,6 +18,7 @@ from typing import Any
 from .. import name as _name
 from ..context import Context
 from ..errors import GluonportError, ParameterError
+from ..model import no_params_if_empty
 from ..ndarray import NDArray
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
@@ -251,7 +252,7 @@ class Block:
                         cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Load a ``save_parameters`` file (or, when no key has a ``.``, a legacy prefix-
         stripped ``save_params`` file), checking names, shapes and dtypes."""
-        loaded = nd_load(filename)
+        loaded = no_params_if_empty(nd_load(filename))
         if not isinstance(loaded, dict):
             raise ParameterError(f"{filename}: holds an unnamed list of arrays, not parameters")
         params = self._collect_params_with_prefix()

@@ -558,6 +558,7 @@ class ParameterDict:
              ignore_extra: bool = False, restore_prefix: str = "", cast_dtype: bool = False,
              dtype_source: str = "current") -> None:
         """Load values from a file saved by ``save``, ``export`` or ``save_checkpoint``."""
+        from ..model import no_params_if_empty
         from ..ndarray import load
 
         if restore_prefix:
@@ -565,7 +566,7 @@ class ParameterDict:
                 if not name.startswith(restore_prefix):
                     raise ParameterError(f"restore_prefix is '{restore_prefix}' but Parameters "
                                          f"name '{name}' does not start with '{restore_prefix}'")
-        loaded = load(filename)
+        loaded = no_params_if_empty(load(filename))
         if not isinstance(loaded, dict):
             raise ParameterError(f"{filename}: holds an unnamed list of arrays; parameters need "
                                  "a file saved with names")

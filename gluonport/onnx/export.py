@@ -79,8 +79,9 @@ def _load_params(params: Any) -> dict[str, np.ndarray]:
         return {}
     if isinstance(params, (str, os.PathLike)):
         from ..formats import params as fmt
+        from ..model import no_params_if_empty
 
-        params = fmt.load(os.fspath(params))
+        params = no_params_if_empty(fmt.load(os.fspath(params)))
         if not isinstance(params, dict):
             raise ConversionError("the params file holds an unnamed list, not named parameters")
     if isinstance(params, (list, tuple)):
@@ -176,7 +177,7 @@ class _Graph:
                     s[ax] = s[ax] * factor
                 bumped[name] = tuple(s)
             try:
-                other = infer_shapes(self.order, bumped, strict=False)
+                other = infer_shapes(self.order, bumped, strict=False, budget=False)
                 break
             except GluonportError:
                 continue
