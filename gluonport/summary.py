@@ -146,16 +146,10 @@ def _record_versions(path: str | None) -> list[str]:
 
 
 def _onnx_summary(files: ModelFiles) -> dict[str, Any]:
-    import onnx
-
+    from ._onnxfile import read_model
     from .dtypes import from_onnx
-    from .errors import FormatError
 
-    try:
-        model = onnx.load(files.onnx_file, load_external_data=False)
-    except Exception as exc:  # protobuf decode errors have no common base class
-        raise FormatError(f"not a valid ONNX model ({type(exc).__name__}: {exc})",
-                          files.onnx_file) from None
+    model = read_model(files.onnx_file)[0]  # external data is checked, not read
     inits = {t.name: t for t in model.graph.initializer}
 
     def describe(vi: Any) -> dict[str, Any]:

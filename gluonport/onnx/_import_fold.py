@@ -18,6 +18,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from .._onnxfile import tensor_to_array
+from ..errors import FormatError
 from ._import_load import infer_value_info
 from ._import_symbolic import known_vector, reshape_hints, try_symbolic
 
@@ -33,6 +35,8 @@ NO_FOLD = frozenset({
     "Optional", "OptionalGetElement", "OptionalHasElement",
 })
 _MAX_ROUNDS = 8
+# A sparse initializer made dense may not exceed this (its indices/values are checked first).
+_MAX_DENSE = 1 << 31
 _SMALL = 4096  # constants up to this size go to re-inference as values (data propagation)
 
 
@@ -78,18 +82,31 @@ def _static(shape: tuple | None) -> bool:
 
 
 def initial_consts(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
-    """Initializers (dense and sparse) as numpy arrays."""
-    consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    """Initializers (dense and sparse) as numpy arrays; a corrupt one is a FormatError."""
+    consts = {t.name: tensor_to_array(t, None) for t in graph.initializer}
     for sp in graph.sparse_initializer:
-        dense = np.zeros(tuple(sp.dims), helper.tensor_dtype_to_np_dtype(sp.values.data_type))
-        idx = numpy_helper.to_array(sp.indices)
-        vals = numpy_helper.to_array(sp.values)
+        consts[sp.values.name] = _dense(sp)
+    return consts
+
+
+def _dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+    name = sp.values.name
+    idx = tensor_to_array(sp.indices, None)
+    vals = tensor_to_array(sp.values, None)
+    dims = tuple(int(d) for d in sp.dims)
+    if any(d < 0 for d in dims) or int(np.prod(dims, dtype=object)) * vals.itemsize > _MAX_DENSE:
+        raise FormatError(f"sparse initializer {name!r}: dims {list(dims)} are negative or too "
+                          f"large to make dense (over {_MAX_DENSE} bytes)")
+    dense = np.zeros(dims, vals.dtype)
+    try:
         if idx.ndim == 1:
             dense.reshape(-1)[idx] = vals
         else:
             dense[tuple(idx.T)] = vals
-        consts[sp.values.name] = dense
-    return consts
+    except (IndexError, ValueError, TypeError) as exc:
+        raise FormatError(f"sparse initializer {name!r}: indices {idx.shape} do not fit values "
+                          f"{vals.shape} / dims {list(dims)}: {exc}") from None
+    return dense
 
 
 def _attr(node: onnx.NodeProto, name: str, default):

@@ -24,6 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
+from .._onnxfile import tensor_to_array
 from ..errors import GraphError, UnsupportedOpError
 from ..executor import GraphPlan
 from .importer import ImportedGraph, import_graph
@@ -47,7 +48,7 @@ def _declared_shapes(model: onnx.ModelProto) -> list[tuple[int, ...] | None]:
 def _array(x: Any) -> np.ndarray:
     """A numpy input; 0-d becomes (1,) as MXNet 1.x holds scalars."""
     if isinstance(x, onnx.TensorProto):
-        x = numpy_helper.to_array(x)
+        x = tensor_to_array(x, None)
     return np.atleast_1d(np.asarray(x))
 
 

@@ -24,10 +24,17 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from .. import dtypes
-from ..errors import ConversionError, DTypeError, GluonportError, UnsupportedOpError
+from .._onnxfile import tensor_to_array
+from ..errors import (
+    ConversionError,
+    DTypeError,
+    FormatError,
+    GluonportError,
+    UnsupportedOpError,
+)
 from ..ndarray import NDArray
 from ..symbol import Group, Symbol
 from ..symbol.symbol import var
@@ -62,11 +69,15 @@ def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     """ONNX attributes as Python values: strings decoded, tensors as numpy arrays."""
     out: dict[str, Any] = {}
     for a in node.attribute:
-        v = helper.get_attribute_value(a)
+        try:
+            v = helper.get_attribute_value(a)
+        except Exception as exc:  # noqa: BLE001 - e.g. an attribute of an unknown type
+            raise FormatError(f"node {node.name or node.op_type!r}: attribute {a.name!r} "
+                              f"cannot be read: {exc}") from None
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         elif isinstance(v, onnx.TensorProto):
-            v = numpy_helper.to_array(v)
+            v = tensor_to_array(v, None)
         elif isinstance(v, list) and v and isinstance(v[0], bytes):
             v = [s.decode("utf-8", "replace") for s in v]
         out[a.name] = v

@@ -149,12 +149,19 @@ class _Input:
 
 
 def _load_model(model: Any) -> tuple[str | bytes, Any, str]:
-    """(what InferenceSession takes, the parsed ModelProto, a subject for messages)."""
+    """(what InferenceSession takes, the parsed ModelProto, a subject for messages).
+
+    Every model passes :func:`gluonport._onnxfile.read_model` first: onnxruntime never sees a
+    model whose external data points outside its folder, whatever version is installed.
+    """
     import onnx
-    from google.protobuf.message import DecodeError
+
+    from .._onnxfile import read_model
 
     if isinstance(model, onnx.ModelProto):
-        return model.SerializeToString(), model, f"ONNX model {model.graph.name!r}"
+        subject = f"ONNX model {model.graph.name!r}"
+        read_model(model, subject)
+        return model.SerializeToString(), model, subject
     if isinstance(model, (bytes, bytearray, memoryview)):
         source: str | bytes = bytes(model)
         subject = "ONNX model (bytes)"
@@ -165,13 +172,8 @@ def _load_model(model: Any) -> tuple[str | bytes, Any, str]:
     else:
         raise GluonportError(f"OrtRunner: model must be a path, bytes or onnx.ModelProto, got "
                              f"{type(model).__name__}")
-    try:
-        if isinstance(source, bytes):
-            proto = onnx.load_model_from_string(source)
-        else:  # weights in external files stay on disk: the session reads them itself
-            proto = onnx.load(source, load_external_data=False)
-    except (DecodeError, ValueError, RuntimeError) as err:
-        raise FormatError(f"not a valid ONNX model: {err}", path=subject) from None
+    # weights in external files stay on disk: the session reads them itself, once checked
+    proto = read_model(source, subject)[0]
     return source, proto, subject
 
 
@@ -401,7 +403,11 @@ class OrtRunner:
         return session
 
     def _build_session(self, shapes: tuple[tuple[int, ...], ...] | None) -> Any:
+        from .._onnxfile import read_model
+
         source, overrides = self._source, {}
+        if isinstance(source, str):  # checked again: the file may have changed since __init__
+            read_model(source, self._subject)
         if shapes is not None:
             overrides, pin_all = self._dim_overrides(shapes)
             if pin_all:
@@ -432,10 +438,11 @@ class OrtRunner:
 
     def _pinned_copy(self, shapes: tuple[tuple[int, ...], ...]) -> bytes:
         """The model's bytes with every input's dims set to ``shapes`` (for unnamed dims)."""
-        import onnx
+        from .._onnxfile import external_tensors, load_external_data, read_model
 
-        src = self._source
-        proto = onnx.load(src) if isinstance(src, str) else onnx.load_model_from_string(src)
+        proto, base_dir, _ = read_model(self._source, self._subject)
+        if external_tensors(proto):  # inline the (checked) weights: the copy goes as bytes
+            load_external_data(proto, base_dir or "", self._subject)
         by_name = dict(zip(self._names, shapes))
         for vi in proto.graph.input:
             if vi.name in by_name:
