@@ -129,10 +129,13 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
     """
     import onnxruntime as ort
 
+    from .._onnxfile import read_model
+
     sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
     want = _run_numpy(sym, pvals, feed, g)
     model = onnx_model if isinstance(onnx_model, (str, os.PathLike)) else \
         onnx_model.SerializeToString()
+    read_model(onnx_model)  # the gate: no external data outside the model's folder
     sess = ort.InferenceSession(model, providers=providers or ["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     got = sess.run(None, {k: feed[k] for k in names})
