@@ -17,27 +17,63 @@ from ..symbol import load as sym_load
 from .export import _Graph, _load_params, label_inputs
 
 __all__ = ["verify", "VerifyReport", "OutputError", "random_inputs", "bisect", "BisectResult",
-           "compare"]
+           "compare", "compare_outputs", "missing_output"]
 
 
 @dataclass
 class OutputError:
-    """Error of one output: max absolute, max relative (``|a-b| / (atol + rtol*|b|)`` scale)."""
+    """Error of one output against its reference.
+
+    ``max_abs``/``max_rel`` are over the elements finite on both sides (``inf`` for a shape
+    mismatch or a missing output). ``mismatches`` counts the elements that fail: finite ones
+    beyond tolerance and ``nonfinite`` ones, where NaN or +-Inf on one side meets something else
+    on the other (a finite value, the other infinity, NaN vs Inf). ``matching_nan`` counts
+    NaNs at the same place on both sides, which agree (as do equal infinities).
+    """
 
     name: str
     shape: tuple
     max_abs: float
     max_rel: float
     ok: bool
+    mismatches: int = 0
+    nonfinite: int = 0
+    matching_nan: int = 0
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe fields (a non-finite error is ``None``)."""
+        out = dict(self.__dict__)
+        out["shape"] = list(self.shape)
+        for key in ("max_abs", "max_rel"):
+            out[key] = out[key] if np.isfinite(out[key]) else None
+        return out
+
+    def remark(self) -> str:
+        """What the numbers alone do not say: NaN/Inf disagreements, NaNs that agree."""
+        parts = [self.note] if self.note else []
+        if self.nonfinite:
+            parts.append(f"{self.nonfinite} NaN/Inf where the reference differs")
+        if self.matching_nan and self.matching_nan == int(np.prod(self.shape)):
+            parts.append("all NaN on both sides: they match, but nothing was compared")
+        elif self.matching_nan:
+            parts.append(f"{self.matching_nan} NaN at the same place on both sides: match")
+        return "; ".join(parts)
 
 
 @dataclass
 class VerifyReport:
-    """Per-output errors; ``ok`` when every output is within tolerance."""
+    """Per-output errors; ``ok`` when every output is within tolerance.
+
+    ``reference`` and ``candidate`` say which engine ran which side, e.g. ``numpy executor on
+    model-symbol.json`` and ``onnxruntime (CPUExecutionProvider) on model.onnx``.
+    """
 
     outputs: list[OutputError] = field(default_factory=list)
     rtol: float = 1e-4
     atol: float = 1e-5
+    reference: str = ""
+    candidate: str = ""
 
     @property
     def ok(self) -> bool:
@@ -47,11 +83,33 @@ class VerifyReport:
     def max_abs(self) -> float:
         return max((o.max_abs for o in self.outputs), default=0.0)
 
+    @property
+    def mismatches(self) -> int:
+        return sum(o.mismatches for o in self.outputs)
+
+    def engines(self) -> str:
+        """``reference: ...; candidate: ...`` (empty when neither is known)."""
+        if not (self.reference or self.candidate):
+            return ""
+        return f"reference: {self.reference}; candidate: {self.candidate}"
+
     def table(self) -> str:
-        rows = [f"{'output':<40} {'shape':<20} {'max abs':>10} {'max rel':>10}  ok"]
-        rows += [f"{o.name:<40} {str(o.shape):<20} {o.max_abs:>10.3g} {o.max_rel:>10.3g}  "
-                 f"{'yes' if o.ok else 'NO'}" for o in self.outputs]
+        rows = [f"reference: {self.reference}", f"candidate: {self.candidate}"] \
+            if self.engines() else []
+        rows.append(f"{'output':<40} {'shape':<20} {'max abs':>10} {'max rel':>10} "
+                    f"{'mismatch':>9}  ok")
+        for o in self.outputs:
+            row = (f"{o.name:<40} {str(o.shape):<20} {o.max_abs:>10.3g} {o.max_rel:>10.3g} "
+                   f"{o.mismatches:>9}  {'yes' if o.ok else 'NO'}")
+            remark = o.remark()
+            rows.append(f"{row}  {remark}" if remark else row)
         return "\n".join(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe summary: ok, engines, tolerances and per-output errors."""
+        return {"ok": self.ok, "reference": self.reference, "candidate": self.candidate,
+                "rtol": self.rtol, "atol": self.atol,
+                "outputs": [o.to_dict() for o in self.outputs]}
 
     def raise_if_failed(self) -> None:
         if not self.ok:
@@ -59,41 +117,64 @@ class VerifyReport:
                                   f"{self.rtol}, atol={self.atol}):\n{self.table()}")
 
 
+def missing_output(name: str, note: str) -> OutputError:
+    """A failed row for an output one side does not produce."""
+    return OutputError(name, (), float("inf"), float("inf"), False, 1, 0, 0, note)
+
+
 def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float
             ) -> OutputError:
-    """Max errors of ``got`` against ``want`` (NaNs must match).
+    """Errors of ``got`` against the reference ``want``.
 
-    An element passes when ``|got - want| <= atol * scale + rtol * |want|``, ``scale`` being
-    ``max(1, max |want|)`` of this output: float32 rounding grows with the magnitude of what
-    is summed, so in an output that reaches 50 (box regressions, logits) an element near 0 may
-    differ by a few 1e-5 between two correct runtimes; a scale-free ``atol`` would call that a
-    mismatch, while real conversion errors stay orders of magnitude above it.
+    A finite element passes when ``|got - want| <= atol * scale + rtol * |want|``, ``scale``
+    being ``max(1, max finite |want|)`` of this output: float32 rounding grows with the
+    magnitude of what is summed, so in an output that reaches 50 (box regressions, logits) an
+    element near 0 may differ by a few 1e-5 between two correct runtimes; a scale-free ``atol``
+    would call that a mismatch, while real conversion errors stay orders of magnitude above it.
+
+    Non-finite elements pass only when both sides hold the same thing: NaN and NaN, +Inf and
+    +Inf, -Inf and -Inf. NaN or Inf where the reference is finite (or the reverse, or NaN vs
+    Inf, or infinities of opposite sign) is a mismatch, counted in ``nonfinite``.
     """
     got = np.asarray(got)
     want = np.asarray(want)
     if got.shape != want.shape:
-        return OutputError(name, want.shape, float("inf"), float("inf"), False)
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    nan_ok = bool(np.array_equal(np.isnan(g), np.isnan(w)))
-    with np.errstate(invalid="ignore"):  # inf - inf; equal infinities (and NaN pairs) agree
-        diff = np.where((g == w) | np.isnan(g) | np.isnan(w), 0.0, np.abs(g - w))
-    max_abs = float(diff.max()) if diff.size else 0.0
-    rel = diff / (np.abs(w) + 1e-12)
-    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
-    finite = np.abs(w[np.isfinite(w)])
-    scale = max(1.0, float(finite.max())) if finite.size else 1.0
-    ok = nan_ok and bool(np.all(diff <= atol * scale + rtol * np.abs(np.nan_to_num(w))))
-    return OutputError(name, want.shape, max_abs, max_rel, ok)
+        return OutputError(name, want.shape, float("inf"), float("inf"), False, max(want.size, 1),
+                           note=f"shape {got.shape} vs reference {want.shape}")
+    with np.errstate(all="ignore"):  # nothing here may warn: non-finite values are counted
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        finite = np.isfinite(g) & np.isfinite(w)
+        g_nan, w_nan = np.isnan(g), np.isnan(w)
+        same = (g_nan & w_nan) | (~finite & (g == w))  # NaN-NaN, equal infinities
+        nonfinite = int(np.count_nonzero(~finite & ~same))
+        diff = np.abs(g[finite] - w[finite])
+        wf = np.abs(w[finite])
+        scale = max(1.0, float(wf.max())) if wf.size else 1.0
+        bad = int(np.count_nonzero(diff > atol * scale + rtol * wf))
+        max_abs = float(diff.max()) if diff.size else 0.0
+        max_rel = float((diff / (wf + 1e-12)).max()) if diff.size else 0.0
+    mismatches = bad + nonfinite
+    return OutputError(name, want.shape, max_abs, max_rel, mismatches == 0, mismatches,
+                       nonfinite, int(np.count_nonzero(g_nan & w_nan)))
 
 
 def random_inputs(shapes: Mapping[str, tuple], types: Mapping[str, Any], seed: int = 0
                   ) -> dict[str, np.ndarray]:
-    """Uniform [-1, 1) floats, small non-negative ints (valid as indices), per input."""
+    """Uniform [-1, 1) floats, small non-negative ints (valid as indices), per input.
+
+    Every input is checked against the size budget (:mod:`gluonport._budget`) before any is
+    made: a declared shape of 40000 x 40000 is a ResourceLimitError, not gigabytes of noise.
+    """
+    from .._budget import check_tensor
+
+    kinds = {name: np.dtype(dtypes.to_numpy(types.get(name, np.float32))) for name in shapes}
+    for name, shape in shapes.items():
+        check_tensor(f"input {name!r}", shape, kinds[name].itemsize, kinds[name])
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape in shapes.items():
-        dt = np.dtype(dtypes.to_numpy(types.get(name, np.float32)))
+        dt = kinds[name]
         if dt.kind == "f":
             out[name] = rng.uniform(-1, 1, shape).astype(dt)
         elif dt.kind == "b":
@@ -131,19 +212,34 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
 
     from .._onnxfile import read_model
 
+    graph_file = os.fspath(sym) if isinstance(sym, (str, os.PathLike)) else None
     sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
     want = _run_numpy(sym, pvals, feed, g)
-    model = onnx_model if isinstance(onnx_model, (str, os.PathLike)) else \
-        onnx_model.SerializeToString()
+    on_disk = isinstance(onnx_model, (str, os.PathLike))
+    model = os.fspath(onnx_model) if on_disk else onnx_model.SerializeToString()
     read_model(onnx_model)  # the gate: no external data outside the model's folder
     sess = ort.InferenceSession(model, providers=providers or ["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     got = sess.run(None, {k: feed[k] for k in names})
-    report = VerifyReport(rtol=rtol, atol=atol)
-    out_names = sym.list_outputs()
-    for name, w, o in zip(out_names, want, got):
-        report.outputs.append(compare(name, o, w, rtol, atol))
+    report = VerifyReport(
+        rtol=rtol, atol=atol,
+        reference=f"numpy executor on {graph_file or 'the MXNet graph'}",
+        candidate=f"onnxruntime ({', '.join(sess.get_providers())}) on "
+                  f"{model if on_disk else 'the ONNX model in memory'}")
+    report.outputs = compare_outputs(sym.list_outputs(), got, want, rtol, atol)
     return report
+
+
+def compare_outputs(names: list[str], got: list, want: list, rtol: float, atol: float
+                    ) -> list[OutputError]:
+    """:func:`compare` per output, named by the reference's ``names``; an output one side
+    lacks is a failed row (never silently dropped)."""
+    rows = [compare(n, o, w, rtol, atol) for n, o, w in zip(names, got, want)]
+    for k in range(len(rows), max(len(got), len(want))):
+        name = names[k] if k < len(names) else f"output {k}"
+        rows.append(missing_output(name, "only the candidate has it" if k < len(got)
+                                   else "the candidate does not produce it"))
+    return rows
 
 
 def _run_numpy(sym: Symbol, pvals: dict, feed: dict, g: _Graph) -> list[np.ndarray]:
