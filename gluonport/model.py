@@ -14,7 +14,7 @@ from .ndarray import NDArray
 from .ndarray import load as nd_load
 from .ndarray import save as nd_save
 
-__all__ = ["load_checkpoint", "save_checkpoint", "load_params", "split_params",
+__all__ = ["load_checkpoint", "save_checkpoint", "save_pair", "load_params", "split_params",
            "no_params_if_empty"]
 
 
@@ -64,9 +64,34 @@ def load_checkpoint(prefix: str, epoch: int):
 
 def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: Mapping[str, Any],
                     aux_params: Mapping[str, Any], remove_amp_cast: bool = True) -> None:
-    """Write ``PREFIX-symbol.json`` and ``PREFIX-%04d.params`` as MXNet 1.9.1 does."""
-    if symbol is not None:
-        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+    """Write ``PREFIX-symbol.json`` and ``PREFIX-%04d.params`` as MXNet 1.9.1 does, as one pair
+    (:func:`save_pair`)."""
     data = {f"arg:{k}": v for k, v in arg_params.items()}
     data.update({f"aux:{k}": v for k, v in aux_params.items()})
-    nd_save(f"{prefix}-{epoch:04d}.params", data)
+    save_pair(symbol, f"{prefix}-symbol.json", f"{prefix}-{epoch:04d}.params", data,
+              remove_amp_cast)
+
+
+def save_pair(symbol: Any, symbol_file: str, params_file: str, data: Mapping[str, Any],
+              remove_amp_cast: bool = True) -> None:
+    """Write a symbol file and its params file (``data``: ``arg:``/``aux:`` keys) so that a
+    process killed meanwhile leaves the old pair or the new one, not one file of each.
+
+    MXNet's file names and bytes are kept, so the pair cannot be one file or one rename. Both
+    files are written completely to temp files, then renamed into place params first, symbol
+    last (:func:`gluonport.formats._atomic.atomic_group`): the renames are microseconds apart,
+    and the symbol file is the commit point. A reader that finds the new symbol file finds its
+    params beside it; only a kill between the two renames leaves the new params beside the old
+    graph, and then the loaders' check (``gluonport._paramcheck``: every parameter present with
+    the shape the graph implies, no foreign names) refuses the pair unless the two graphs have
+    the same parameters (a retrained model: the new weights on an identical graph are the new
+    model). Written the other way round, symbol first, the new graph would sit beside the old
+    params for the whole (long) params write of a one-file-at-a-time writer.
+    ``symbol=None`` writes the params file alone.
+    """
+    from .formats._atomic import atomic_group
+
+    with atomic_group():
+        nd_save(params_file, data)
+        if symbol is not None:
+            symbol.save(symbol_file, remove_amp_cast=remove_amp_cast)

@@ -433,10 +433,18 @@ class Module(BaseModule):
     def load(prefix: str, epoch: int, load_optimizer_states: bool = False,
              **kwargs: Any) -> Module:
         """A Module over ``PREFIX-symbol.json`` whose parameters come from
-        ``PREFIX-%04d.params`` at :meth:`bind` (``kwargs`` go to the constructor)."""
+        ``PREFIX-%04d.params`` at :meth:`bind` (``kwargs`` go to the constructor).
+
+        The pair is checked here (MXNet finds a mismatch only at bind): a params file that lacks
+        a parameter of the graph, holds names it does not have, or a shape it does not imply
+        (a symbol file beside the params of another model) raises a ParameterError."""
+        from ._paramcheck import check_params
         from .model import load_checkpoint
 
         sym, args, auxs = load_checkpoint(prefix, epoch)
+        check_params(sym, {k: v.shape for k, v in {**args, **auxs}.items()},
+                     symbol_file=f"{prefix}-symbol.json",
+                     params_file=f"{prefix}-{epoch:04d}.params")
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = args, auxs
         mod.params_initialized = True

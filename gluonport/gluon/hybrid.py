@@ -364,13 +364,15 @@ class HybridBlock(Block):
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True
                ) -> tuple[str, str]:
         """Write ``path-symbol.json`` and ``path-%04d.params`` as MXNet 1.9.1 does; returns both
-        file names. Parameters are saved in graph-input order with ``arg:``/``aux:`` keys."""
+        file names. Parameters are saved in graph-input order with ``arg:``/``aux:`` keys.
+
+        The two files are written as one pair (:func:`gluonport.model.save_pair`): a process
+        killed during the export leaves the old pair or the new one."""
         if not self._cached_graph:
             raise GluonportError("Please first call block.hybridize() and then run forward with "
                                  "this block at least once before calling export.")
         sym = self._cached_graph[1]
         sym_file = f"{path}-symbol.json"
-        sym.save(sym_file, remove_amp_cast=remove_amp_cast)
         if not self._cached_op_args:
             self._cached_op_args = _graph_param_args(sym, self.collect_params())
         arg_names = set(sym.list_arguments())
@@ -387,7 +389,9 @@ class HybridBlock(Block):
                 warnings.warn(f'Parameter "{param.name}" is not found in the graph. ',
                               stacklevel=2)
         params_file = f"{path}-{epoch:04d}.params"
-        _nd.save(params_file, arg_dict)
+        from ..model import save_pair
+
+        save_pair(sym, sym_file, params_file, arg_dict, remove_amp_cast)
         return sym_file, params_file
 
     def export_onnx(self, path: str, *inputs: Any, opset_version: int | None = None,
