@@ -6,8 +6,6 @@ import json
 
 import click
 
-from gluonport.summary import summarize
-
 from ._common import MODEL_HELP, human_bytes, model_options
 
 
@@ -24,6 +22,8 @@ def inspect(model: str, params_file: str | None, epoch: int | None, as_json: boo
       gluonport inspect sample_models/lenet_bn --epoch 0 --json
       gluonport inspect model.onnx
     """
+    from gluonport.summary import summarize  # here, not at import: keeps --help fast
+
     info = summarize(model, params_file, epoch)
     if as_json:
         click.echo(json.dumps(info, indent=2))

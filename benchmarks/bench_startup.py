@@ -1,0 +1,121 @@
+"""Start-up time: ``import gluonport`` and the CLI against ``python -c "import numpy"``.
+
+    python benchmarks/bench_startup.py [--runs 15] [--breakdown]
+
+Each command runs ``--runs`` times in a fresh interpreter, the commands interleaved round-robin
+so that a change in machine load hits them all alike; the table gives the median wall time, the
+ratio to importing numpy in the same run, and the target (issue 12): ``import gluonport`` and
+``gluonport --help`` within 1.5x of ``import numpy``, ``gluonport inspect`` on a symbol file
+within 2x. ``python -c pass`` is printed as the interpreter's own floor.
+
+Bytecode: every command runs with ``PYTHONPYCACHEPREFIX`` set to a temporary folder (and
+``PYTHONDONTWRITEBYTECODE`` removed), after one untimed warm-up run, so gluonport is timed from
+cached bytecode, as an installed package is, rather than compiling ~160 modules each time.
+
+``--breakdown`` adds ``python -X importtime -c "import gluonport"`` summed by top-level package
+(gluonport split one level further), the "where does the time go" of the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+from _oracle import table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SYMBOL = os.path.join(ROOT, "sample_models", "lenet_bn-symbol.json")
+
+
+def cli_command() -> list[str]:
+    """The installed ``gluonport`` console script (not a pyenv shim), else ``-m``."""
+    script = os.path.join(sysconfig.get_path("scripts"), "gluonport")
+    if os.path.isfile(script):
+        return [script]
+    return [sys.executable, "-m", "gluonport_cli.main"]
+
+
+def commands() -> list[tuple[str, list[str], float | None]]:
+    """(label, argv, target ratio to ``import numpy``) of every timed command."""
+    py, cli = sys.executable, cli_command()
+    return [("python -c pass", [py, "-c", "pass"], None),
+            ("import numpy", [py, "-c", "import numpy"], None),
+            ("import gluonport", [py, "-c", "import gluonport"], 1.5),
+            ("gluonport --help", cli + ["--help"], 1.5),
+            ("gluonport inspect lenet_bn-symbol.json", cli + ["inspect", SYMBOL], 2.0)]
+
+
+def bench_env(cache: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=cache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.perf_counter() - t0
+
+
+def time_all(runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+    cmds = commands()
+    for _, argv, _ in cmds:  # warm-up: writes the bytecode cache, fills the page cache
+        run_once(argv, env)
+    times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
+    for _ in range(runs):
+        for label, argv, _ in cmds:
+            times[label].append(run_once(argv, env))
+    return times
+
+
+def breakdown(env: dict[str, str]) -> list[list[str]]:
+    """Self time of ``import gluonport`` summed by package, largest first (top 15)."""
+    err = subprocess.run([sys.executable, "-X", "importtime", "-c", "import gluonport"],
+                         env=env, check=True, capture_output=True, text=True).stderr
+    sums: dict[str, int] = {}
+    for m in re.finditer(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", err):
+        parts = m.group(2).split(".")
+        key = ".".join(parts[:2]) if parts[0] == "gluonport" else parts[0]
+        sums[key] = sums.get(key, 0) + int(m.group(1))
+    total = sum(sums.values())
+    own = sum(v for k, v in sums.items() if k.startswith("gluonport"))
+    rows = [[k, f"{v / 1e3:.1f}"] for k, v in sorted(sums.items(), key=lambda kv: -kv[1])[:15]]
+    rows.append(["(all gluonport modules)", f"{own / 1e3:.1f}"])
+    rows.append(["(total, -X importtime)", f"{total / 1e3:.1f}"])
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--breakdown", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gluonport-pyc-") as cache:
+        env = bench_env(cache)
+        times = time_all(args.runs, env)
+        rows_breakdown = breakdown(env) if args.breakdown else []
+    base = statistics.median(times["import numpy"])
+    rows = []
+    for label, _, target in commands():
+        med = statistics.median(times[label])
+        ratio = med / base
+        rows.append([label, f"{med * 1e3:.0f}", f"{min(times[label]) * 1e3:.0f}",
+                     f"{ratio:.2f}x", "-" if target is None else f"<= {target}x",
+                     "-" if target is None else ("yes" if ratio <= target else "NO")])
+    print(f"{args.runs} runs each, median; load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs; {sys.version.split()[0]}")
+    print(table(rows, ["command", "median ms", "min ms", "vs import numpy", "target", "met"]))
+    if rows_breakdown:
+        print()
+        print(table(rows_breakdown, ["import gluonport: self time by package", "ms"]))
+
+
+if __name__ == "__main__":
+    main()
