@@ -422,6 +422,8 @@ define("_split_v2", _split_v2, _split_v2_rule,
 # --- slicing ---------------------------------------------------------------------------------
 def _slices(p, s: tuple) -> list[slice]:
     begin, end, step = tuple(p.begin), tuple(p.end), tuple(p.step)
+    if all(st is None for st in step):  # step=None ("None" in files): every step 1, as MXNet
+        step = ()
     check(len(begin) <= len(s), f"begin={begin} has more axes than the {len(s)}-d input")
     check(len(begin) == len(end), f"begin={begin} and end={end} must have the same length")
     check(not step or len(step) == len(begin), f"step={step} and begin={begin} must have the "

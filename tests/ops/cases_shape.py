@@ -224,6 +224,15 @@ CASES = [
         "attrs": {"begin": (0, 5), "end": (1, 7)},
         "skip_sym": ZERO_SIZE,
     },
+    # MXNet's exporter test (test_onnx_export_slice): three begin/end/step sets x five dtypes
+    # on arange(60).reshape(3, 4, 5); step=None means every step is 1
+    *[{"name": f"slice_mxnet_export{k}_{dt}", "op": "slice",
+       "inputs": [{"value": [[[i * 20 + j * 5 + m for m in range(5)] for j in range(4)]
+                             for i in range(3)], "dtype": dt}],
+       "attrs": {"begin": b, "end": e, "step": st}}
+      for k, (b, e, st) in enumerate([((0, 1), (2, 3), (1, 1)), ((None, 1), (2, None), None),
+                                      ((0, 0, 0), (None, 4, 5), (None, 1, 2))])
+      for dt in ("float32", "float64", "float16", "int32", "int64")],
     {"name": "crop_alias", "op": "crop", "inputs": [A], "attrs": {"begin": (0, 1), "end": (2, 3)}},
     {
         "name": "slice_axis",
