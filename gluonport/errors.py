@@ -27,6 +27,7 @@ __all__ = [
     "ValidationError",
     "NotImplementedForSymbol",
     "ArgumentError",
+    "ResourceLimitError",
 ]
 
 
@@ -134,6 +135,13 @@ class ArgumentError(GluonportError, ValueError):
     """A function was called with arguments that do not fit together or are out of range
     (``DataLoader(batch_size=None)``, ``last_batch='drop'``); MXNet raised ``ValueError`` or
     failed an ``assert`` there."""
+
+
+class ResourceLimitError(GluonportError, MemoryError):
+    """A tensor, input or graph would need more memory than the size budget allows
+    (:mod:`gluonport._budget`), or an attribute that drives a loop (``num_outputs``) is out of
+    bounds. Raised before anything is allocated; the message names the node and the size.
+    Also a ``MemoryError``, which is what the allocation would have raised (if anything)."""
 
 
 class ValidationError(GluonportError, AssertionError):

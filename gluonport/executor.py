@@ -79,6 +79,7 @@ class GraphPlan:
         self._unsized = [k for k, st in enumerate(self.steps)
                          if not st.in_slots and _shape_unknown(st.params)]
         self._sized: tuple[Any, dict[int, Any]] = (None, {})
+        self._checked: Any = None
         #: Inference runs (no monitor) let BatchNorm/relu/clip/elemwise_add overwrite a dead
         #: intermediate input (:mod:`gluonport._fusion`; bit-identical results). False runs
         #: every op on fresh buffers.
@@ -108,6 +109,7 @@ class GraphPlan:
             except KeyError:
                 raise GraphError(f"no value for input {name!r}; bind or pass every one of "
                                  f"{sorted(self.var_slots)}") from None
+        self._check_budget(feed)
         fast = self.fuse and not is_train and monitor is None and not self._unsized
         steps = self._fused_steps() if fast else self.steps
         sized = self._sized_params(feed) if self._unsized else {}
@@ -124,6 +126,18 @@ class GraphPlan:
                 values[s] = None
         return [values[s] for s in self.out_slots]
 
+
+    def _check_budget(self, feed: Mapping[str, np.ndarray]) -> None:
+        """Shape inference for this feed's input shapes (once per signature), so a tensor or
+        a graph larger than the size budget (:mod:`gluonport._budget`) is refused before
+        anything runs. Inference failing for another reason is left to the run to report."""
+        sig = tuple((n, np.shape(feed[n])) for n in self.var_slots)
+        if sig == self._checked:
+            return
+        from .symbol._infer import check_budget
+
+        check_budget(self._order, dict(sig))
+        self._checked = sig
 
     def _fused_steps(self) -> list[Any]:
         if self._fused is None:

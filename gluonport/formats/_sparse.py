@@ -131,7 +131,13 @@ class SparseArray:
         return math.prod(self.shape)
 
     def todense(self) -> np.ndarray:
-        """The dense numpy array; :class:`ShapeError` for indices out of range."""
+        """The dense numpy array; :class:`ShapeError` for indices out of range,
+        :class:`~gluonport.errors.ResourceLimitError` when the logical shape is over the size
+        budget (:mod:`gluonport._budget`: a 100-byte file can declare 10**12 rows)."""
+        from .._budget import check_tensor
+
+        check_tensor(f"{self.stype} array made dense", self.shape, self.data.dtype.itemsize,
+                     self.data.dtype)
         try:
             out = np.zeros(self.shape, self.data.dtype)
         except ValueError as exc:  # numpy: "array is too big"
@@ -150,6 +156,14 @@ class SparseArray:
         return out
 
     asnumpy = todense
+
+    def tostype(self, stype: str) -> np.ndarray | SparseArray:
+        """``'default'``: the dense array (:meth:`todense`); the own stype: ``self``."""
+        if stype == "default":
+            return self.todense()
+        if stype == self.stype:
+            return self
+        return SparseArray.from_dense(self.todense(), stype)
 
     def __repr__(self) -> str:
         return (f"SparseArray({self.stype!r}, shape={self.shape}, dtype={self.dtype}, "

@@ -67,8 +67,10 @@ def _init_type(p, in_types):
 def _filler(op: str, value):
     def compute(p):
         fill = p.value if value is None else value
-        arr = np.full(_fill_shape(op, p), fill, dtype=np.float64)
-        return _to_dtype(arr, p.dtype)
+        # the one value converted as MXNet's static_cast, then the array built in that dtype
+        # (not a float64 array cast afterwards: that is 2-8 times the memory of the result)
+        scalar = _to_dtype(np.asarray(fill, dtype=np.float64), p.dtype)
+        return np.full(_fill_shape(op, p), scalar, dtype=scalar.dtype)
 
     return compute
 

@@ -117,8 +117,32 @@ class OpDef:
 
     # --- what the front ends ask ------------------------------------------------------------
     def parse(self, attrs: Mapping[str, str], node: str = "", strict: bool = False) -> Params:
-        """Parse a node's attribute strings (see :meth:`ParamSpec.parse`)."""
-        return self.params.parse(attrs, op=self.name, node=node, strict=strict)
+        """Parse a node's attribute strings (see :meth:`ParamSpec.parse`).
+
+        Attributes that set the number of outputs or variadic inputs (``num_outputs``,
+        ``num_args``) are bounded here (:data:`gluonport._budget.MAX_NODE_ARITY`), before any
+        list of that length is built.
+        """
+        p = self.params.parse(attrs, op=self.name, node=node, strict=strict)
+        if callable(self.num_outputs) or self.variadic:
+            self._check_arity(p, node)
+        return p
+
+    def _check_arity(self, p: Params, node: str) -> None:
+        from .._budget import check_arity
+
+        what = f"node {node!r} ({self.name})" if node else self.name
+        if self.variadic and isinstance(p.get(self.variadic), int):
+            check_arity(what, p.get(self.variadic), f"inputs ({self.variadic})")
+        if callable(self.num_outputs):
+            try:
+                n = self.n_outputs(p)
+            except GluonportError:
+                return  # bad attributes: the op's own rules report them with their words
+            except Exception:  # noqa: BLE001 - a user's Custom op property; it fails later
+                return
+            if isinstance(n, int):
+                check_arity(what, n)
 
     def input_names(self, p: Params, n_given: int | None = None) -> list[str]:
         """Input names for these params; variadic ops name them ``arg0, arg1, ...``.
@@ -194,10 +218,32 @@ class OpDef:
         if fn is None:
             raise UnsupportedOpError(f"operator {self.name!r} has no numpy compute",
                                      {self.name: []})
+        if not inputs or self.name in SIZED_BY_ATTRS:
+            self._check_budget(p, inputs)
         out = fn(p, *inputs)
         if isinstance(out, (tuple, list)):
             return list(out)
         return [out]
+
+    def _check_budget(self, p: Params, inputs: Sequence[np.ndarray]) -> None:
+        """Refuse, before computing, an output larger than the size budget: for ops whose
+        output size comes from attributes (creation ops, ``tile`` reps, ``one_hot`` depth)."""
+        from .._budget import check_tensor, get_size_limit
+        from ..dtypes import to_numpy
+
+        if get_size_limit()[0] is None:
+            return
+        try:
+            _, outs = self.shapes(p, [tuple(np.shape(x)) for x in inputs])
+            dt = p.get("dtype")
+            item = (to_numpy(dt).itemsize if isinstance(dt, str) and dt not in ("", "None")
+                    else np.asarray(inputs[0]).dtype.itemsize if inputs else 4)
+        except Exception:  # noqa: BLE001 - bad attributes: compute reports them in its words
+            return
+        for i, shape in enumerate(outs):
+            if shape and all(shape):
+                check_tensor(f"{self.name} output {i}" if len(outs) > 1 else self.name,
+                             shape, item)
 
     # --- ONNX -------------------------------------------------------------------------------
     def to_onnx(self, since: int) -> Callable[[OnnxFn], OnnxFn]:
@@ -225,6 +271,16 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
+
+
+#: Ops with inputs whose output size comes from attributes as much as from the inputs; they
+#: (and every op without inputs) check the size budget before computing.
+SIZED_BY_ATTRS = frozenset({
+    "tile", "repeat", "one_hot", "broadcast_to", "broadcast_axis", "Pad", "UpSampling",
+    "_image_resize", "_contrib_BilinearResize2D", "Deconvolution", "_sample_uniform",
+    "_sample_normal", "_sample_gamma", "_sample_exponential", "_sample_poisson",
+    "_sample_negative_binomial", "_sample_generalized_negative_binomial",
+    "_sample_multinomial"})
 
 
 def _same_shape_rule(p: Params, in_shapes: list) -> tuple[list, list]:

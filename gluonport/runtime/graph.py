@@ -67,6 +67,9 @@ class OnnxGraph:
         self._version: Any = None
         self._dynamic_ok = not self.options.static_shape
         self._lock = threading.Lock()
+        self._checked: set[tuple] = set()
+        self._checked_version: Any = object()
+        self._param_shapes: dict[str, tuple] = {}
 
     def _key(self, arrays: Sequence[np.ndarray]) -> tuple:
         if self._dynamic_ok:
@@ -110,9 +113,30 @@ class OnnxGraph:
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run on data arrays given in ``data_names`` order; returns numpy outputs."""
+        self._check_budget(arrays)
         runner = self._runner(arrays)
         feed = {n: a for n, a in zip(self.data_names, arrays) if n in runner.input_names}
         return runner.run(feed)
+
+    def _check_budget(self, arrays: Sequence[np.ndarray]) -> None:
+        """The size budget (:mod:`gluonport._budget`) for these input shapes, once per shape
+        signature: one session serves every batch size, and a larger batch makes every
+        intermediate larger."""
+        sig = tuple(a.shape for a in arrays)
+        if sig in self._checked:
+            return
+        from ..symbol._infer import check_budget
+
+        version, values = self.get_params()
+        if version != self._checked_version:
+            self._checked.clear()
+            self._param_shapes = {k: np.shape(v) for k, v in values().items()}
+            self._checked_version = version
+        order = topo_order(n for n, _ in self.symbol._outputs)
+        check_budget(order, {**self._param_shapes, **dict(zip(self.data_names, sig))})
+        if len(self._checked) > 64:
+            self._checked.clear()
+        self._checked.add(sig)
 
     @property
     def providers(self) -> list[str]:

@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from .._budget import check_graph
 from ..attrs import Shape as ShapeField
-from ..errors import DTypeError, GluonportError, ShapeError
+from ..errors import DTypeError, GluonportError, ResourceLimitError, ShapeError
 from ..ops._shape import fmt, merge
 from ._graph import Node, check_supported, is_known
 
-__all__ = ["infer_shapes", "infer_types", "var_shape_attr", "var_dtype_attr"]
+__all__ = ["infer_shapes", "infer_types", "var_shape_attr", "var_dtype_attr", "check_budget"]
 
 _MAX_SWEEPS = 8
 
@@ -89,13 +90,17 @@ def _combine(combine: Callable, old: Any, new: Any, node: Node, what: str) -> An
         raise type(exc)(f"node {node.name!r} ({node.op.name}): {what}: {exc}") from None
 
 
-def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = True) -> dict:
+def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = True,
+                 budget: bool = True) -> dict:
     """Shapes of every output of every node, keyed ``(id(node), index)``.
 
     ``given`` maps variable names to shapes. Raises :class:`ShapeError` naming the node and
     both shapes on a contradiction. Unknown ops raise :class:`UnsupportedOpError` under
     ``strict``; otherwise their outputs stay unknown (the exporter relies on that for ops a
-    user registered a converter for).
+    user registered a converter for). Under ``budget`` (the default) every known size is
+    checked against the size budget (:mod:`gluonport._budget`): a tensor or a graph too large
+    raises :class:`~gluonport.errors.ResourceLimitError`; ``budget=False`` is for probes that
+    never allocate.
     """
     if strict:
         check_supported(order, "infer shapes of")
@@ -125,7 +130,22 @@ def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = T
     for _ in range(_MAX_SWEEPS):
         if not _sweep(order, values, rule, combine, "shape inference"):
             break
+    if budget:
+        check_graph(order, values)
     return values
+
+
+def check_budget(order: list[Node], given: Mapping[str, tuple] | None = None) -> None:
+    """Refuse a graph (nodes in topological order) whose sizes, as far as ``given`` shapes,
+    ``__shape__`` attributes and creation-op attributes fix them, exceed the size budget
+    (:class:`~gluonport.errors.ResourceLimitError`, see :mod:`gluonport._budget`). Inference
+    failing for another reason is left for the run to report in its own words."""
+    try:
+        infer_shapes(order, dict(given or {}), strict=False)
+    except ResourceLimitError:
+        raise
+    except GluonportError:
+        pass
 
 
 def _merge_dtype(old: Any, new: Any) -> Any:
