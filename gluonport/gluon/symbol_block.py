@@ -21,6 +21,7 @@ from ..errors import GluonportError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol._graph import label_inputs
+from ..symbol._infer import check_budget
 from ._utils import flatten, regroup
 from .hybrid import CachedGraph, HybridBlock
 from .parameter import ParameterDict
@@ -118,6 +119,7 @@ class SymbolBlock(HybridBlock):
         if not os.path.isfile(symbol_file):
             raise GluonportError(f"{symbol_file}: no such symbol file")
         sym = _sym.load(symbol_file)
+        check_budget(sym._topo())  # declared input shapes, creation ops: before any array
         if isinstance(input_names, str):
             input_names = [input_names]
         if param_file is None:

@@ -210,6 +210,7 @@ def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
     consts = initial_consts(model.graph)
     nodes = list(model.graph.node)
     types = _types(infer_value_info(model), consts)
+    _check_budget(types, nodes)
     symbolic: dict[str, list] = {}
     exprs: dict[str, tuple] = {}
     hints: dict[str, tuple] = {}
@@ -222,9 +223,27 @@ def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
         # let inference tell more shapes downstream
         hints = new_hints
         types = _types(infer_value_info(_reinfer_model(model, nodes, consts, hints)), consts)
+        _check_budget(types, nodes)
         symbolic = {}
     return Facts(consts=consts, types=types, nodes=nodes, nonmx=_non_tensors(model),
                  symbolic=symbolic, exprs=exprs)
+
+
+def _check_budget(types: dict, nodes: list) -> None:
+    """Every tensor of known static shape against the size budget (:mod:`gluonport._budget`),
+    before folding evaluates anything or a converter builds a constant of that shape."""
+    from .._budget import check_tensor, get_size_limit
+
+    if get_size_limit()[0] is None:
+        return
+    made_by = {o: n for n in nodes for o in n.output if o}
+    for name, (dtype, shape) in types.items():
+        if not _static(shape):
+            continue
+        node = made_by.get(name)
+        where = f" (output of {node.op_type} node {node.name or name!r})" if node else ""
+        check_tensor(f"tensor {name!r}{where}", shape,
+                     np.dtype(dtype).itemsize if dtype is not None else 4)
 
 
 def _fold_round(nodes: list, consts: dict, types: dict, opsets: dict, symbolic: dict,

@@ -33,6 +33,7 @@ from ..errors import (
     DTypeError,
     FormatError,
     GluonportError,
+    ResourceLimitError,
     UnsupportedOpError,
 )
 from ..ndarray import NDArray
@@ -351,7 +352,10 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
     check_mode(restore_mxnet_ops)
     model, label = _prepare(model_file, check)
     opsets = _opsets(model)
-    facts = fold_model(model, opsets)
+    try:
+        facts = fold_model(model, opsets)
+    except ResourceLimitError as exc:
+        raise ResourceLimitError(f"{label}: {exc}") from None
     chosen, problems = _scan_nodes(facts, opsets, label, strict)
     inits = set(facts.consts)
     restorer = Restorer.create(model, facts.nodes, facts.consts,

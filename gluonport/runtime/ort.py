@@ -231,6 +231,10 @@ class OrtRunner:
         self._providers = providers_for(self.ctx, tensorrt=self.options.tensorrt,
                                         provider_options=self.options.provider_options)
         self._source, proto, self._subject = _load_model(model)
+        if isinstance(self._source, str) or not hasattr(model, "graph"):  # a user's file
+            from ..onnx._sizes import check_onnx_sizes
+
+            check_onnx_sizes(proto, self._subject)
         inits = {t.name for t in proto.graph.initializer}
         self._inputs = tuple(_Input.from_proto(vi, self._subject)
                              for vi in proto.graph.input if vi.name not in inits)

@@ -92,11 +92,12 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
                  as_ndarray: bool) -> Predictor:
     from ..executor import GraphPlan
     from ..symbol._graph import label_inputs, topo_order
-    from ..symbol._infer import var_shape_attr
+    from ..symbol._infer import check_budget, var_shape_attr
     from .graph import OnnxGraph, graph_exports
 
     pvals = {k: _plain(v) for k, v in params.items()}
     order = topo_order(n for n, _ in sym._outputs)
+    check_budget(order, {k: v.shape for k, v in pvals.items()})
     labels = label_inputs(order)
     data = list(input_names) if input_names else [
         n.name for n in order if n.op is None and n.name not in pvals and n.name not in labels]

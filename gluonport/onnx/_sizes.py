@@ -1,0 +1,91 @@
+"""The size budget (:mod:`gluonport._budget`) for ONNX graphs: every tensor whose shape is known
+before running (declared inputs, initializers, what onnx shape inference derives from constant
+shapes: ``ConstantOfShape``, ``Expand``, ``Tile``, ``Range``) is checked, so an 80-byte model
+asking for gigabytes is refused before the importer folds it or onnxruntime runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import onnx
+from onnx import helper
+
+from .._budget import check_tensor, get_size_limit
+
+__all__ = ["check_onnx_sizes", "skeleton_types"]
+
+_SMALL = 4096  # initializers up to this many elements keep their values (data propagation)
+
+
+def skeleton_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """``tensor name -> TypeProto`` from onnx shape inference with data propagation, run on a
+    copy of the graph where large initializers are typed inputs (inference needs only their
+    types, and the copy stays small); the graph's declared inputs/outputs/value_info too."""
+    g = model.graph
+    inputs = list(g.input)
+    have = {i.name for i in inputs}
+    inits = []
+    for t in g.initializer:
+        n = 1
+        for d in t.dims:
+            n *= int(d)
+        external = t.data_location == onnx.TensorProto.EXTERNAL
+        if n <= _SMALL and not external:
+            inits.append(t)
+        elif t.name not in have:
+            inputs.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    graph = helper.make_graph(list(g.node), g.name or "sizes", inputs, list(g.output), inits,
+                              value_info=list(g.value_info))
+    skel = helper.make_model(graph, opset_imports=list(model.opset_import))
+    skel.ir_version = model.ir_version
+    skel.functions.extend(model.functions)
+    types: dict[str, onnx.TypeProto] = {}
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skel, check_type=False, strict_mode=False,
+                                                     data_prop=True)
+        infos = list(inferred.graph.value_info) + list(inferred.graph.output)
+    except Exception:  # noqa: BLE001 - inference is a best effort; declared shapes remain
+        infos = list(g.value_info) + list(g.output)
+    for vi in inputs + infos:
+        if vi.type.HasField("tensor_type") and vi.name not in types:
+            types[vi.name] = vi.type
+    return types
+
+
+def _static(tp: onnx.TypeProto) -> tuple[tuple[int, ...] | None, int]:
+    tt = tp.tensor_type
+    try:
+        item = helper.tensor_dtype_to_np_dtype(tt.elem_type).itemsize if tt.elem_type else 4
+    except (KeyError, ValueError, TypeError):
+        item = 4
+    if not tt.HasField("shape"):
+        return None, item
+    dims = []
+    for d in tt.shape.dim:
+        if not d.HasField("dim_value") or d.dim_value < 0:
+            return None, item
+        dims.append(int(d.dim_value))
+    return tuple(dims), item
+
+
+def check_onnx_sizes(model: onnx.ModelProto, label: str,
+                     types: Mapping[str, onnx.TypeProto] | None = None) -> None:
+    """Refuse (:class:`~gluonport.errors.ResourceLimitError`) an ONNX model with a tensor of
+    statically known shape over the per-tensor size limit; the message names the tensor, the
+    node making it and the size. ``types`` (from inference already run) saves inference."""
+    if get_size_limit()[0] is None:
+        return
+    if types is None:
+        types = skeleton_types(model)
+    made_by = {o: n for n in model.graph.node for o in n.output if o}
+    for name, tp in types.items():
+        shape, item = _static(tp)
+        if shape is None:
+            continue
+        node: Any = made_by.get(name)
+        what = (f"{label}: tensor {name!r}" + (f" (output of {node.op_type} node "
+                                               f"{node.name or node.output[0]!r})" if node
+                                               else ""))
+        check_tensor(what, shape, item)
