@@ -23,9 +23,10 @@ numeric_types = (float, int, np.generic)
 string_types = (str,)
 
 
-def py_str(x: bytes) -> str:
-    """``bytes`` -> ``str`` (UTF-8), as MXNet's helper."""
-    return x.decode("utf-8")
+def py_str(x: bytes | str) -> str:
+    """``bytes`` -> ``str`` (UTF-8), as MXNet's helper; a ``str`` is returned as is (gluonport's
+    op hooks pass names as str where MXNet passed bytes)."""
+    return x if isinstance(x, str) else x.decode("utf-8")
 
 
 def data_dir_default() -> str:

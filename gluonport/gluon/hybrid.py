@@ -64,6 +64,7 @@ class CachedGraph:
         self._onnx: dict[Context, Any] = {}
         self._exports: bool | None = None
         self.monitor: Any = None
+        self.monitor_all = False
         self.labels = labels
         self.static_shape = static_shape
 
@@ -109,12 +110,10 @@ class CachedGraph:
                 feed[name] = data[ref]._data if is_data else ref.data(ctx)._data
         monitor = None
         if self.monitor is not None:
-            callback = self.monitor
+            from ._op_hook import make_monitor
 
-            def monitor(node, outs):
-                for oname, o in zip(node.output_names(), outs):
-                    if o is not None:
-                        callback(oname, node.op.name, NDArray(o, ctx))
+            monitor = make_monitor(self.monitor, self.monitor_all, training, feed,
+                                   lambda a: NDArray(a, ctx))
         return self._plan.run(feed, is_train=training, monitor=monitor)
 
     def _onnx_graph(self, ctx: Context) -> Any:
@@ -210,7 +209,13 @@ class HybridBlock(Block):
         super().cast(dtype)
 
     def register_op_hook(self, callback: Any, monitor_all: bool = False) -> None:
-        """``callback(output_name, op_name, NDArray)`` after every op of the cached graph."""
+        """Call ``callback(name, op_name, NDArray)`` for the tensors of the cached graph
+        (hybridized blocks only), node by node: each output, named ``<node>_<output>``
+        (``dense0_fwd_output``, ``sigmoid0_0``), and with ``monitor_all`` first each input,
+        ``<node>_<input>`` (``dense0_fwd_weight``, ``relu0_fwd_input0``), as MXNet 1.9.1 names
+        and orders them (see :mod:`gluonport.gluon._op_hook`). MXNet passes the name as bytes
+        and a raw NDArrayHandle; here they are a str and the NDArray (``mx.base.py_str``
+        accepts both). The graph then runs on the numpy executor."""
         self._callback = callback
         self._monitor_all = monitor_all
         for child in self._children.values():
@@ -218,6 +223,7 @@ class HybridBlock(Block):
                 child.register_op_hook(callback, monitor_all)
         if self._cached_op is not None:
             self._cached_op.monitor = callback
+            self._cached_op.monitor_all = monitor_all
 
     # --- tracing ------------------------------------------------------------------------------
     def _get_graph(self, *args: Any) -> tuple[list[Symbol], Symbol]:
@@ -278,11 +284,15 @@ class HybridBlock(Block):
         self._cached_op = CachedGraph(out, self._cached_op_args, self._backend,
                                       static_shape=dict(self._flags).get("static_shape", False))
         self._cached_op.monitor = self._callback
+        self._cached_op.monitor_all = self._monitor_all
         del flat
 
     def _call_cached_op(self, *args: Any) -> Any:
         if self._cached_op is None:
             self._build_cache(*args)
+        if self._callback is not None:  # as MXNet, the hook is (re)installed at every call
+            self._cached_op.monitor = self._callback
+            self._cached_op.monitor_all = self._monitor_all
         flat, fmt = flatten(list(args), "input")
         if fmt != self._in_format:
             raise ValueError("The argument structure of HybridBlock does not match the cached "
