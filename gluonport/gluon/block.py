@@ -207,6 +207,12 @@ class Block:
         handle.attach(self._forward_hooks, hook)
         return handle
 
+    def register_op_hook(self, callback: Any, monitor_all: bool = False) -> None:
+        """Install an op hook on every child (``HybridBlock.register_op_hook``); a plain Block
+        runs eagerly, so only its hybridized descendants report, as in MXNet."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def apply(self, fn: Any) -> Block:
         """Call ``fn(block)`` on every descendant, then on this block."""
         for child in self._children.values():

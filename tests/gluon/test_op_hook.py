@@ -128,3 +128,25 @@ def test_symbol_block_reports_inputs_with_monitor_all():
     first = [s for s in seen if s[1] == "FullyConnected"][:4]
     assert [n.rsplit("_", 1)[1] for n, _, _ in first] == ["data", "weight", "bias", "output"]
     assert first[0][2] == (2, 10)
+
+
+def test_plain_block_installs_the_hook_on_its_hybridized_children():
+    class Outer(mx.gluon.Block):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.inner = nn.HybridSequential()
+                self.inner.add(nn.Dense(2, in_units=3, activation="relu"))
+
+        def forward(self, x):
+            return self.inner(x) * 2
+
+    net = Outer()
+    net.initialize()
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append(op), monitor_all=True)
+    net(mx.nd.ones((1, 3)))
+    assert seen == []  # nothing is hybridized: no cached graph, no hook calls (as MXNet)
+    net.hybridize()
+    net(mx.nd.ones((1, 3)))
+    assert seen == ["FullyConnected"] * 4 + ["Activation"] * 2
