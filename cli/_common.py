@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -12,8 +13,37 @@ MODEL_HELP = ("MODEL is a .onnx file, a *-symbol.json file (its params found as 
               "PREFIX-NNNN.params, or given with --params), or a PREFIX with --epoch.")
 
 
+def _size_limit(ctx: click.Context, param: Any, value: str | None) -> None:
+    """--max-tensor-bytes: the size budget for this command (restored when it ends)."""
+    if value is None:
+        return
+    from gluonport._budget import (
+        DEFAULT_MAX_GRAPH_BYTES,
+        DEFAULT_MAX_TENSOR_BYTES,
+        ENV_GRAPH,
+        parse_size,
+        set_size_limit,
+    )
+    from gluonport.errors import ArgumentError
+
+    try:
+        size = parse_size(value)
+    except ArgumentError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    ratio = DEFAULT_MAX_GRAPH_BYTES // DEFAULT_MAX_TENSOR_BYTES
+    graph = "none" if size is None else None if os.environ.get(ENV_GRAPH) else size * ratio
+    old = set_size_limit(max_tensor_bytes="none" if size is None else size,
+                         max_graph_bytes=graph)
+    ctx.call_on_close(lambda: set_size_limit(**old))
+
+
 def model_options(fn):
-    """--params and --epoch, shared by every command that takes a MODEL."""
+    """--params, --epoch and --max-tensor-bytes, shared by every command that takes a MODEL."""
+    fn = click.option("--max-tensor-bytes", metavar="SIZE", default=None, expose_value=False,
+                      callback=_size_limit,
+                      help="Refuse a model with a tensor larger than SIZE (bytes, or with k, M, "
+                           "G, T: 4G; 'none': no limit), all tensors alive at once over 8 x SIZE "
+                           "(default 1G, or $GLUONPORT_MAX_TENSOR_BYTES).")(fn)
     fn = click.option("--epoch", type=int, default=None,
                       help="Epoch of PREFIX-NNNN.params (default: the newest).")(fn)
     fn = click.option("--params", "params_file", type=click.Path(dir_okay=False), default=None,

@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._budget import get_size_limit, set_size_limit, size_limit
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .errors import GluonportError
 
@@ -67,7 +68,8 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
            "io", "module", "mod", "image", "img", "metric", "autograd", "base", "util",
-           "MXNetError", "load", "Predictor", "__version__"]
+           "MXNetError", "load", "Predictor", "set_size_limit", "size_limit",
+           "get_size_limit", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
