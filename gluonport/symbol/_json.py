@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ..ops import registry
+from ._check import check_arity, check_entry, describe
 from ._graph import Node, topo_order, unknown_op
 
 __all__ = ["symbol_to_graph", "graph_to_symbol", "dumps_symbol", "loads_symbol", "load_symbol",
@@ -114,11 +115,15 @@ def graph_to_symbol(graph: Mapping[str, Any], path: str | None = None) -> Any:
         node.in_versions = [e[2] if len(e) > 2 else 0 for e in raw.get("inputs", [])]
         node.control_deps = [built[c] for c in raw.get("control_deps", [])]
         node.subgraphs = list(raw.get("subgraphs", []))
+        check_arity(k, node, path)
+        for j, e in enumerate(raw.get("inputs", [])):
+            check_entry(f"{describe(k, node)} input {j}", e[0], built[e[0]], e[1], path)
         built.append(node)
     heads = []
-    for h in graph["heads"]:
+    for j, h in enumerate(graph["heads"]):
         if not 0 <= h[0] < len(built):
             raise FormatError(f"head {h} refers to node {h[0]}, out of range", path)
+        check_entry(f"head {j}", h[0], built[h[0]], h[1], path)
         heads.append((built[h[0]], h[1]))
     return Symbol(heads)
 

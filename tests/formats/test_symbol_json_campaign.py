@@ -1,0 +1,88 @@
+"""Fuzz campaign over symbol JSON (issue 12): 20,000 mutated inputs, seeded, in one test.
+
+Each input is a mutation of a small graph (see ``_symfuzz``) and is loaded and then used:
+``list_outputs``, ``tojson``, ``infer_shape``/``infer_type``, a forward pass on small arrays and,
+for one input in ``DEEP_EVERY``, ONNX export and ``SymbolBlock.imports`` (with no params file and
+an empty one). Must hold, for every input:
+
+* nothing but a :class:`GluonportError` comes out of gluonport (the structural validation at
+  load, ``gluonport/symbol/_check.py``, refuses wrong arity and output indexes before any per-op
+  rule runs);
+* it takes under ``MAX_SECONDS``;
+* its peak traced memory (``tracemalloc``, measured on one input in ``TRACE_EVERY``) stays under
+  ``MEMORY_FACTOR`` x the input size + ``MEMORY_BUDGET``.
+
+The test prints the run count, the slowest input and the peak memory of each run.
+``GLUONPORT_FUZZ_SYMBOL_N`` overrides the count (the default is the required 20,000).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import time
+import traceback
+import tracemalloc
+import warnings
+
+from ._symfuzz import exercise, make_input, seeds
+
+N_INPUTS = int(os.environ.get("GLUONPORT_FUZZ_SYMBOL_N", "20000"))
+SEED = 12
+DEEP_EVERY = 50
+TRACE_EVERY = 10
+MAX_SECONDS = 1.0
+MEMORY_FACTOR = 16
+MEMORY_BUDGET = 8 << 20
+
+
+def _warm_up(workdir) -> None:
+    """Import what the deep consumers import, so the first timed input does not pay for it."""
+    stats: collections.Counter = collections.Counter()
+    for _name, text, shapes in seeds():
+        exercise(text.encode("utf-8"), dict(shapes), workdir, True, stats)
+
+
+def test_symbol_json_campaign(tmp_path):
+    warnings.simplefilter("ignore")
+    _warm_up(tmp_path)
+    rng = random.Random(SEED)
+    stats: collections.Counter = collections.Counter()
+    failures: dict[tuple, tuple[int, str, bytes]] = {}
+    slowest = (0.0, -1)
+    peak = (0, 0, -1)  # (peak bytes, input bytes, input number)
+    over: list[tuple[int, int, int]] = []
+    start = time.perf_counter()
+    for i in range(N_INPUTS):
+        raw, shapes = make_input(rng)
+        traced = i % TRACE_EVERY == 0
+        if traced:
+            tracemalloc.start()
+        t = time.perf_counter()
+        try:
+            exercise(raw, shapes, tmp_path, i % DEEP_EVERY == 0, stats)
+        except Exception as exc:  # noqa: BLE001 - the point: anything else is a failure
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            key = (type(exc).__name__, where.filename, where.lineno)
+            failures.setdefault(key, (i, f"{type(exc).__name__}: {exc}", raw[:400]))
+        elapsed = time.perf_counter() - t
+        if traced:
+            used = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            peak = max(peak, (used, len(raw), i))
+            if used > MEMORY_FACTOR * len(raw) + MEMORY_BUDGET:
+                over.append((i, used, len(raw)))
+        slowest = max(slowest, (elapsed, i))
+    total = time.perf_counter() - start
+    print(f"\nsymbol JSON campaign: {N_INPUTS} inputs in {total:.1f} s; slowest input "
+          f"{slowest[1]} {slowest[0] * 1000:.0f} ms; peak traced memory {peak[0] / 2**20:.2f} "
+          f"MiB (input {peak[2]}, {peak[1]} bytes); {dict(stats)}")
+    assert not failures, "raw exceptions:\n" + "\n".join(
+        f"input {i} ({key[1]}:{key[2]}): {msg}\n  {raw!r}" for key, (i, msg, raw) in
+        failures.items())
+    assert stats["loaded"] > N_INPUTS // 5 and stats["ran"] > N_INPUTS // 10, stats
+    if N_INPUTS >= 1000:
+        assert stats["exported"] > 0 and stats["imported"] > 0, stats
+    assert slowest[0] < MAX_SECONDS, f"input {slowest[1]} took {slowest[0]:.2f} s"
+    assert not over, f"(input, peak bytes, input bytes) over the memory cap: {over[:5]}"
