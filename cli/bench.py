@@ -10,6 +10,7 @@ import numpy as np
 
 from ._common import (
     MODEL_HELP,
+    check_input_names,
     echo,
     input_options,
     model_options,
@@ -17,6 +18,7 @@ from ._common import (
     parse_device,
     parse_shapes,
     shape_error,
+    shape_hints,
 )
 
 
@@ -28,8 +30,9 @@ from ._common import (
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--backend", type=click.Choice(["all", "onnxruntime", "numpy"]), default="all",
               show_default=True)
-@click.option("--iters", default=20, show_default=True, help="Timed calls per row.")
-@click.option("--warmup", default=3, show_default=True)
+@click.option("--iters", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Timed calls per row.")
+@click.option("--warmup", default=3, show_default=True, type=click.IntRange(min=0))
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def bench(ctx, model, params_file, epoch, input_files, input_shapes, batch, device, backend,
@@ -42,6 +45,7 @@ def bench(ctx, model, params_file, epoch, input_files, input_shapes, batch, devi
     Example:
       gluonport bench sample_models/lenet_bn --input-shape data=1,1,28,28 --batch 1,16
     """
+    from gluonport.onnx.verify import random_inputs
     from gluonport.runtime.predictor import load
 
     shapes = parse_shapes(input_shapes)
@@ -50,22 +54,27 @@ def bench(ctx, model, params_file, epoch, input_files, input_shapes, batch, devi
     except ValueError:
         raise click.BadParameter(f"{batch!r} is not a list of ints",
                                  param_hint="--batch") from None
+    if any(b < 1 for b in batches):
+        raise click.BadParameter(f"{batch!r}: batch sizes must be at least 1",
+                                 param_hint="--batch")
     ctx_obj = parse_device(device)
     backends = ["onnxruntime", "numpy"] if backend == "all" else [backend]
+    given = list(shapes)
     rows = []
     for be in backends:
         if be == "numpy" and ctx_obj.device_type == "gpu":
             continue
         pred = load(model, epoch, ctx_obj, backend=be, params=params_file)
+        check_input_names(given, pred.input_names, model)
         shapes = model_shapes(pred.input_names, shapes, pred.input_shapes)
         missing = [n for n in pred.input_names if n not in shapes]
         if missing:
             raise shape_error(model, missing, params_file, epoch, pred.input_shapes)
         for b in batches:
-            feed = {n: np.random.default_rng(0).uniform(-1, 1, (b, *shapes[n][1:]))
-                    .astype(np.float32) for n in pred.input_names}
-            for _ in range(warmup):
-                pred(**feed)
+            feed = random_inputs({n: (b, *shapes[n][1:]) for n in pred.input_names}, {})
+            with shape_hints(model, given, params_file, epoch, pred.input_shapes):
+                for _ in range(max(warmup, 1)):  # one untimed call at least: checks the feed
+                    pred(**feed)
             times = []
             for _ in range(iters):
                 t0 = time.perf_counter()

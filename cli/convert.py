@@ -11,13 +11,17 @@ import numpy as np
 from ._common import (
     MODEL_HELP,
     Stages,
+    check_input_names,
+    check_opset_option,
     echo,
     input_options,
     load_mxnet,
     model_options,
+    output_path,
     parse_inputs,
     parse_shapes,
     shape_error,
+    shape_hints,
     tolerance_options,
 )
 
@@ -50,7 +54,8 @@ def _dynamic_axes(dynamic_batch: bool, axes: tuple[str, ...], names: list[str]):
               help="Dynamic axes of an input, e.g. data=0,2 (repeatable).")
 @click.option("--outputs", "cut", default=None, metavar="NAME,...",
               help="Cut the graph at these internal outputs (e.g. a detector before NMS).")
-@click.option("--external-data", is_flag=True, help="Store weights in FILE.onnx.data.")
+@click.option("--external-data", is_flag=True,
+              help="Store weights beside the model, in FILE.onnx.<digest>.data.")
 @click.option("--no-verify", is_flag=True, help="Skip the numeric check.")
 @tolerance_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -65,6 +70,8 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
       gluonport convert sample_models/mlp -o mlp.onnx --input-shape data=4,10 --dynamic-batch
       gluonport convert lenet.onnx -o lenet_back      # writes lenet_back-symbol.json/-0000.params
     """
+    output_path(dst, "-o", "model" if model.endswith(".onnx") else "model.onnx")
+    check_opset_option(opset)
     shapes = parse_shapes(input_shapes)
     inputs = parse_inputs(input_files)
     if model.endswith(".onnx"):
@@ -102,7 +109,7 @@ def _to_onnx(ctx, model, dst, params_file, epoch, inputs, shapes, opset, dynamic
 def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset, dynamic_batch,
                    axes, cut, external_data, no_verify, rtol, atol):
     import gluonport as mx
-    from gluonport.errors import GluonportError, InputShapeError
+    from gluonport.errors import InputShapeError
     from gluonport.onnx import export_model, verify
     from gluonport.onnx.export import _Graph, file_sha256
 
@@ -115,14 +122,23 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
         for name in cut.split(","):
             key = name if name in names else f"{name}_output"
             if key not in names:
-                raise GluonportError(f"--outputs: no internal output {name!r}; see `gluonport "
-                                     "inspect` for node names")
+                raise click.BadParameter(f"{model} has no internal output {name!r} (`gluonport "
+                                         "inspect --json` lists the nodes)",
+                                         param_hint="--outputs")
             picked.append(internals[key])
         sym = mx.sym.Group(picked)
+    data_names = [n for n in sym.list_arguments() + sym.list_auxiliary_states()
+                  if n not in params]
+    check_input_names(shapes, data_names, model)
+    check_input_names(inputs, data_names, model, "--input")
+    check_input_names([t.partition("=")[0] for t in axes], data_names, model, "--dynamic-axes")
+    given = [*inputs, *shapes]
     in_shapes = {**{k: v.shape for k, v in inputs.items()}, **shapes} or None
     in_types = {k: v.dtype for k, v in inputs.items()} or np.float32
     try:
-        g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types, {})
+        with shape_hints(model, given, params_file, epoch):
+            g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types,
+                       {})
     except InputShapeError as exc:
         raise shape_error(model, exc.inputs, params_file, epoch) from None
     names = [n.name for n in g.data]
@@ -133,8 +149,9 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
                  dynamic_axes=_dynamic_axes(dynamic_batch, axes, names),
                  external_data=external_data or None, metadata=meta)
     stages.step()
-    written = [dst] + ([dst + ".data"] if os.path.exists(dst + ".data") and external_data
-                       else [])
+    from gluonport._onnxdigest import data_files_of
+
+    written = [dst] + data_files_of(dst)
     report = {"direction": "mxnet->onnx", "source": files.symbol_file, "written": written}
     if not no_verify:
         rep = verify(sym, params, dst, inputs or None, g.shapes0, g.types0, rtol, atol)

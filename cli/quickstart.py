@@ -11,18 +11,56 @@ import numpy as np
 
 from gluonport.errors import ValidationError
 
+from ._common import TOLERANCE, load_input_array, load_mxnet, output_path
+
+
+def _bundled() -> str | None:
+    """The folder of the sample models installed with gluonport (``gluonport.sample_models``;
+    in a checkout whose editable install predates that package, the repository's folder)."""
+    try:
+        from gluonport import sample_models
+    except ImportError:
+        import gluonport
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(gluonport.__file__)))
+        folder = os.path.join(root, "sample_models")
+        return folder if os.path.isfile(os.path.join(folder, "__init__.py")) else None
+    return sample_models.FOLDER
+
+
+def _find_prefix(prefix: str) -> str:
+    """``prefix`` when its files are there, else the installed sample of the same name."""
+    from gluonport.errors import FormatError
+    from gluonport.formats._regular import check_regular
+
+    if not os.path.lexists(f"{prefix}-symbol.json"):
+        name = os.path.basename(prefix.rstrip("/" + os.sep))
+        folder = _bundled()
+        if folder is None or not os.path.isfile(os.path.join(folder, f"{name}-symbol.json")):
+            raise FormatError(f"{prefix}-symbol.json: no such file; give the PREFIX of a model "
+                              "with PREFIX-symbol.json, -0000.params, -input.npy and "
+                              "-output.npy, or an installed sample: lenet_bn, mlp")
+        prefix = os.path.join(folder, name)
+    for suffix in ("-symbol.json", "-0000.params", "-input.npy", "-output.npy"):
+        check_regular(prefix + suffix, "file (quickstart needs PREFIX" + suffix + ")")
+    return prefix
+
 
 @click.command("quickstart")
-@click.argument("prefix", default="sample_models/lenet_bn")
-@click.option("--rtol", default=1e-4, show_default=True, help="Relative tolerance.")
-@click.option("--atol", default=1e-5, show_default=True, help="Absolute tolerance.")
+@click.argument("prefix", default="lenet_bn")
+@click.option("--rtol", default=1e-4, show_default=True, type=TOLERANCE,
+              help="Relative tolerance.")
+@click.option("--atol", default=1e-5, show_default=True, type=TOLERANCE,
+              help="Absolute tolerance.")
 @click.option("-o", "--output", "onnx_file", default=None,
               help="Where to write the ONNX file (default: a temporary folder).")
 def quickstart(prefix: str, rtol: float, atol: float, onnx_file: str | None) -> None:
     """Convert a sample MXNet model to ONNX, validate it, run it, and compare with MXNet.
 
     PREFIX names PREFIX-symbol.json, PREFIX-0000.params, PREFIX-input.npy and
-    PREFIX-output.npy (MXNet 1.9.1's output; see sample_models/make_samples.py).
+    PREFIX-output.npy (MXNet 1.9.1's output; see sample_models/make_samples.py). The samples
+    lenet_bn (the default) and mlp are installed with gluonport: a PREFIX that names no files
+    but ends in one of those names runs the installed copy, from any folder.
 
     \b
     Example:
@@ -32,14 +70,16 @@ def quickstart(prefix: str, rtol: float, atol: float, onnx_file: str | None) -> 
     from gluonport.onnx import export_model, verify
     from gluonport.summary import summarize
 
+    if onnx_file is not None:
+        output_path(onnx_file, "-o", "model.onnx")
+    prefix = _find_prefix(prefix)
     info = summarize(prefix, epoch=0)
     click.echo(f"[1/4] loaded {info['symbol_file']} (written by MXNet {info['mxnet_version']}): "
                f"{info['nodes']} nodes, {len(info['ops'])} op types, {info['parameters']:,} "
                f"parameters; inputs {info['inputs']} -> outputs {info['outputs']}")
-    x = np.load(f"{prefix}-input.npy")
-    want = np.load(f"{prefix}-output.npy")
-    sym, arg, aux = mx.model.load_checkpoint(prefix, 0)
-    params = {**arg, **aux}
+    x = load_input_array(f"{prefix}-input.npy")
+    want = load_input_array(f"{prefix}-output.npy")
+    _, sym, params = load_mxnet(prefix, None, 0)  # refuses params that do not fit the graph
     tmp = None
     if onnx_file is None:
         tmp = tempfile.TemporaryDirectory()

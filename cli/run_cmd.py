@@ -9,14 +9,17 @@ import numpy as np
 
 from ._common import (
     MODEL_HELP,
+    check_input_names,
     echo,
     input_options,
     model_options,
     model_shapes,
+    output_path,
     parse_device,
     parse_inputs,
     parse_shapes,
     shape_error,
+    shape_hints,
 )
 
 
@@ -42,10 +45,15 @@ def run(ctx, model, params_file, epoch, input_files, input_shapes, device, backe
     from gluonport.onnx.verify import random_inputs
     from gluonport.runtime.predictor import load
 
+    if out_file is not None:
+        output_path(out_file, "-o")
     predictor = load(model, epoch, parse_device(device), backend=None if backend == "auto"
                      else backend, params=params_file)
     inputs = parse_inputs(input_files)
     shapes = parse_shapes(input_shapes)
+    check_input_names(shapes, predictor.input_names, model)
+    check_input_names(inputs, predictor.input_names, model, "--input")
+    given = [*inputs, *shapes]
     shapes = model_shapes([n for n in predictor.input_names if n not in inputs], shapes,
                           predictor.input_shapes)
     missing = [n for n in predictor.input_names if n not in inputs and n not in shapes]
@@ -53,7 +61,8 @@ def run(ctx, model, params_file, epoch, input_files, input_shapes, device, backe
         raise shape_error(model, missing, params_file, epoch, predictor.input_shapes)
     made = {n: s for n, s in shapes.items() if n not in inputs}
     inputs.update(random_inputs(made, {}))
-    outs = predictor(**{n: inputs[n] for n in predictor.input_names})
+    with shape_hints(model, given, params_file, epoch, predictor.input_shapes):
+        outs = predictor(**{n: inputs[n] for n in predictor.input_names})
     outs = outs if isinstance(outs, list) else [outs]
     named = dict(zip(predictor.output_names, outs))
     if out_file:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import FormatError
+from .formats._regular import check_regular
 
 __all__ = ["ModelFiles", "resolve_model"]
 
@@ -54,8 +55,9 @@ def resolve_model(model: str, params: str | None = None, epoch: int | None = Non
     ``PREFIX-NNNN.params`` is used. Raises :class:`FormatError` naming what is missing.
     """
     if model.endswith(".onnx"):
-        if not os.path.isfile(model):
+        if not os.path.lexists(model):
             raise FormatError(f"{model}: no such file")
+        check_regular(model, "ONNX model file")
         return ModelFiles("onnx", onnx_file=model)
     if model.endswith(".json"):
         symbol_file = model
@@ -63,12 +65,14 @@ def resolve_model(model: str, params: str | None = None, epoch: int | None = Non
     else:
         prefix = model
         symbol_file = f"{prefix}-symbol.json"
-    if not os.path.isfile(symbol_file):
+    if not os.path.lexists(symbol_file):
         raise FormatError(f"{symbol_file}: no such file; give a .onnx file, a *-symbol.json "
                           "file or a PREFIX with PREFIX-symbol.json beside it")
+    check_regular(symbol_file, "symbol JSON file")
     if params is not None:
-        if not os.path.isfile(params):
+        if not os.path.lexists(params):
             raise FormatError(f"{params}: no such params file")
+        check_regular(params, "params file")
         return ModelFiles("mxnet", symbol_file, params, prefix=prefix, epoch=epoch)
     params_file, epoch = _find_params(prefix, epoch)
     return ModelFiles("mxnet", symbol_file, params_file, prefix=prefix, epoch=epoch)

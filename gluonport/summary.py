@@ -25,6 +25,12 @@ def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
     aux_params: dict[str, Any] = {}
     if files.params_file:
         loaded = nd_load(files.params_file)
+        if isinstance(loaded, list) and loaded:  # an empty file of either kind loads as []
+            from .errors import FormatError
+
+            raise FormatError("holds an unnamed list of arrays (nd.save of a list, or a .npy), "
+                              "not named parameters; give the PREFIX-NNNN.params that the "
+                              "model's export wrote", files.params_file)
         if isinstance(loaded, dict):
             arg_params, aux_params = split_params(loaded, files.params_file)
     known = set(arg_params) | set(aux_params)

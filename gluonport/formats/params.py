@@ -33,6 +33,7 @@ from ..errors import DTypeError, FormatError, GluonportError, ShapeError
 from . import _npz
 from ._atomic import atomic_open
 from ._binary import MAX_NDIM, Reader, Writer
+from ._regular import open_regular
 from ._sparse import SparseArray
 
 __all__ = ["load", "load_with_info", "save", "ArrayInfo", "ParamsFile", "SparseArray",
@@ -178,7 +179,7 @@ def _open_source(source: Source, use_mmap: bool) -> tuple[Any, str]:
                               path=str(getattr(source, "name", "<stream>")))
         return data, str(getattr(source, "name", "<stream>"))
     path = os.fspath(source)
-    with open(path, "rb", buffering=0) as f:
+    with open_regular(path, "params file") as f:
         size = os.fstat(f.fileno()).st_size
         if use_mmap and size > 0:
             return _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ), str(path)

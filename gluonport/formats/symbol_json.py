@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import FormatError
 from ._dmlcjson import write_graph
+from ._regular import open_regular
 from ._symgraph import MXNET_VERSION, Entry, Graph, Node, make_version, node_row_ptr
 from ._symlegacy import HIDDEN_KEYS, InputNames, upgrade_graph
 
@@ -420,7 +421,7 @@ def loads(text: str | bytes, *, path: str | None = None,
 def load(path: str | os.PathLike[str], *, input_names: InputNames | None = None,
          upgrade: bool = True) -> Graph:
     """Read a ``-symbol.json`` file, as ``mx.sym.load`` does. See :func:`loads`."""
-    with open(path, "rb") as f:
+    with open_regular(path, "symbol JSON file") as f:
         data = f.read()
     return loads(data, path=os.fspath(path), input_names=input_names, upgrade=upgrade)
 
