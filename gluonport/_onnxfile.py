@@ -72,7 +72,10 @@ def read_model(model: Any, label: str | None = None) -> tuple[Any, str | None, s
     else:
         raise FormatError(f"cannot read an ONNX model from a {type(model).__name__}; give a "
                           "path, bytes or an onnx.ModelProto", label)
-    check_model(proto, base_dir, label)
+    if check_model(proto, base_dir, label):
+        from ._onnxdigest import check_data_digest  # the .onnx and its data: one write?
+
+        check_data_digest(proto, base_dir, label)
     return proto, base_dir, label
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import IO
 
 __all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "atomic_group",
-           "remove_stale_temps", "TEMP_MARK", "STALE_AFTER_S"]
+           "create_temp", "remove_stale_temps", "TEMP_MARK", "STALE_AFTER_S"]
 
 #: What every temp file name of ours contains.
 TEMP_MARK = ".gluonport-tmp-"
@@ -98,6 +98,14 @@ def _create(path: str) -> tuple[int, str]:
     raise FileExistsError(f"cannot create a temp file beside {path}")
 
 
+def create_temp(path: str | os.PathLike) -> tuple[int, str]:
+    """``(fd, temp path)`` of a fresh temp file for ``path``, after removing the stale temp
+    files in its folder; the caller renames it into place or removes it."""
+    path = os.path.abspath(os.fspath(path))
+    remove_stale_temps(os.path.dirname(path))
+    return _create(path)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     """Open a temp file in ``path``'s folder; on success it replaces ``path``.
@@ -105,13 +113,18 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     Inside :func:`atomic_group` the rename waits for the end of the group.
     """
     path = os.path.abspath(os.fspath(path))
-    remove_stale_temps(os.path.dirname(path))
-    fd, tmp = _create(path)
+    fd, tmp = create_temp(path)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8",
                                                              "newline": ""})) as f:
             yield f
-        group = getattr(_local, "group", None)
+            group = getattr(_local, "group", None)
+            if group is not None:
+                # On disk now, so that the renames at the end of the group are quick: renaming
+                # over an existing file otherwise makes ext4 (auto_da_alloc) and others write
+                # the new file's data inside the rename, which widens the window between them.
+                f.flush()
+                os.fsync(f.fileno())
         if group is not None:
             group.append((tmp, path))
         else:
@@ -137,10 +150,20 @@ def atomic_group() -> Iterator[None]:
     try:
         yield
         _local.group = None
-        while pending:
-            tmp, path = pending[0]
-            os.replace(tmp, path)
-            pending.pop(0)
+        # Hold the files being replaced open until every rename is done: freeing a replaced
+        # file's blocks then happens after the last rename, not inside the first one.
+        held = []
+        try:
+            for _, path in pending:
+                with contextlib.suppress(OSError):
+                    held.append(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+            while pending:
+                tmp, path = pending[0]
+                os.replace(tmp, path)
+                pending.pop(0)
+        finally:
+            for fd in held:
+                os.close(fd)
     finally:
         _local.group = None
         for tmp, _ in pending:

@@ -61,6 +61,29 @@ class _LabelFeed:
         return self._cache[key]
 
 
+def _load_checked(block: SymbolBlock, sym: Symbol, symbol_file: str, input_names: list[str],
+                  param_file: str, ctx: Any, allow_missing: bool, ignore_extra: bool) -> None:
+    """Load ``param_file`` into ``block`` and check that it fits the graph: names (as MXNet's
+    ``imports``) and also shapes, so that a symbol file beside the params of another model (an
+    interrupted export) fails here, naming the parameter and the file."""
+    from .._paramcheck import check_params
+    from ..errors import ParameterError
+    from ..model import no_params_if_empty
+    from ..ndarray import load
+
+    loaded = no_params_if_empty(load(param_file))
+    if not isinstance(loaded, dict):
+        raise ParameterError(f"{param_file}: holds an unnamed list of arrays; parameters need "
+                             "a file saved with names")
+    # names first, with MXNet's messages; then the shapes, which MXNet checks only at bind
+    block.collect_params().load_dict(loaded, ctx, allow_missing, ignore_extra,
+                                     filename=param_file, cast_dtype=True, dtype_source="saved")
+    shapes = {(k[4:] if k.startswith(("arg:", "aux:")) else k): v.shape
+              for k, v in loaded.items()}
+    check_params(sym, shapes, symbol_file=symbol_file, params_file=param_file,
+                 input_names=input_names, allow_missing=True, ignore_extra=True)
+
+
 class SymbolBlock(HybridBlock):
     """Wrap a Symbol as a Block: ``SymbolBlock(outputs, inputs, params=None)``.
 
@@ -132,8 +155,8 @@ class SymbolBlock(HybridBlock):
                                  f"graph; its inputs are {sym.list_inputs()}")
         ret = SymbolBlock(sym, inputs)
         if param_file is not None:
-            ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
-                                      cast_dtype=True, dtype_source="saved")
+            _load_checked(ret, sym, symbol_file, input_names, param_file, ctx, allow_missing,
+                          ignore_extra)
         return ret
 
     @staticmethod

@@ -23,7 +23,7 @@ from ..symbol import load as sym_load
 from ..symbol._graph import Node, label_inputs, op_listing, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
-from ._stream import write_model
+from ._stream import _remove_data_files, write_model
 from .opset import check_opset, ir_version_for
 
 __all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
@@ -547,28 +547,32 @@ def _check(model: Any) -> None:
 
 
 def save_model(model: Any, path: str, external_data: bool = False) -> None:
-    """Write ``model`` atomically; with ``external_data`` weights go to ``<file>.data`` beside
-    it (both files are written in a temp folder, then renamed into place)."""
-    import shutil
-    import tempfile
-
+    """Write ``model`` atomically; with ``external_data`` initializers of 1 KB or more go to a
+    data file beside it, written as :func:`gluonport.onnx._stream.write_model` does (a new
+    ``<file>.<digest>.data`` per write, the ``.onnx`` renamed into place last, the previous data
+    file removed after), so a killed write never leaves a model beside another's weights."""
     import onnx
+    from onnx import numpy_helper
 
     from ..formats._atomic import atomic_open
 
     if not external_data:
         with atomic_open(path, "wb") as f:
             f.write(model.SerializeToString())
+        _remove_data_files(*os.path.split(os.path.abspath(path)), keep=None)
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
-    tmpdir = tempfile.mkdtemp(prefix=".tmp-onnx-", dir=folder)
-    try:
-        onnx.save_model(model, os.path.join(tmpdir, base), save_as_external_data=True,
-                        all_tensors_to_one_file=True, location=base + ".data",
-                        size_threshold=1024)
-        onnx.checker.check_model(os.path.join(tmpdir, base))
-        os.replace(os.path.join(tmpdir, base + ".data"), os.path.join(folder, base + ".data"))
-        os.replace(os.path.join(tmpdir, base), os.path.abspath(path))
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+    skeleton = onnx.ModelProto()
+    skeleton.CopyFrom(model)
+    keep, weights = [], []
+    for t in skeleton.graph.initializer:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            raise ConversionError(f"save_model: initializer {t.name!r} still points at external "
+                                  "data; load the model with its data before saving it")
+        arr = numpy_helper.to_array(t)
+        if arr.nbytes >= 1024 and t.data_type != onnx.TensorProto.STRING:
+            weights.append((t.name, arr))
+        else:
+            keep.append(t)
+    del skeleton.graph.initializer[:]
+    skeleton.graph.initializer.extend(keep)
+    write_model(path, skeleton, weights, external=True)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._modelpath import ModelFiles, resolve_model
 from ..context import Context, cpu
-from ..errors import DeviceError, GluonportError
+from ..errors import DeviceError, FormatError, GluonportError
 from ..ndarray import NDArray
 from ._providers import providers_for
 from .ort import OrtRunner, RuntimeOptions
@@ -137,7 +137,8 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
 def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Context | None = None,
          input_names: Sequence[str] | None = None, backend: str | None = None, *,
          params: str | None = None, options: RuntimeOptions | None = None,
-         as_ndarray: bool = False) -> Predictor:
+         as_ndarray: bool = False, allow_missing: bool = False,
+         ignore_extra: bool = False) -> Predictor:
     """Load a model for inference.
 
     Parameters
@@ -151,6 +152,14 @@ def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Conte
         ``"onnxruntime"``, ``"numpy"``, or ``None``: onnxruntime when every op exports.
     as_ndarray:
         Return NDArrays instead of numpy arrays.
+    allow_missing:
+        MXNet files only. By default every parameter of the graph must be in the params file
+        with the shape the graph implies, and a graph with parameters needs a params file: a
+        symbol file beside the params of another model (an interrupted export) is refused with a
+        :class:`~gluonport.errors.ParameterError` naming the parameter and the file. With
+        ``allow_missing=True`` missing parameters become inputs that the caller feeds.
+    ignore_extra:
+        MXNet files only: accept a params file holding names the graph does not have.
 
     >>> import gluonport
     >>> model = gluonport.load("sample_models/mlp")             # doctest: +SKIP
@@ -161,13 +170,22 @@ def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Conte
     files = resolve_model(os.fspath(path_or_prefix), params, epoch)
     if files.kind == "onnx":
         return _from_onnx(files, ctx, backend, options, as_ndarray)
-    from ..model import split_params
+    from .._paramcheck import check_params
+    from ..model import no_params_if_empty, split_params
     from ..ndarray import load as nd_load
     from ..symbol import load as sym_load
 
     sym = sym_load(files.symbol_file)
-    loaded = nd_load(files.params_file) if files.params_file else {}
+    # an empty file is "no parameters" (a block without parameters exports one)
+    loaded = no_params_if_empty(nd_load(files.params_file)) if files.params_file else {}
     if isinstance(loaded, dict) and any(k.startswith(("arg:", "aux:")) for k in loaded):
         arg, aux = split_params(loaded, files.params_file)
         loaded = {**arg, **aux}
-    return _from_symbol(sym, loaded, input_names, ctx, backend, options, as_ndarray)
+    if not isinstance(loaded, dict):
+        raise FormatError("holds an unnamed list of arrays, not named parameters",
+                          files.params_file)
+    data = check_params(sym, {k: v.shape for k, v in loaded.items()},
+                        symbol_file=files.symbol_file, params_file=files.params_file,
+                        input_names=input_names, allow_missing=allow_missing,
+                        ignore_extra=ignore_extra)
+    return _from_symbol(sym, loaded, data, ctx, backend, options, as_ndarray)
