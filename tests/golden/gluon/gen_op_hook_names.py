@@ -77,7 +77,7 @@ EXTRA_CASES = [
 
 
 def probe(case, inputs):
-    names = ["in%d" % i for i in range(len(inputs))]
+    names = [f"in{i}" for i in range(len(inputs))]
     sym = find_sym(case["op"])(*[mx.sym.var(n) for n in names], name="n",
                                **case.get("attrs", {}))
     feed = dict(zip(names, inputs))
@@ -104,7 +104,7 @@ def main():
         golden = np.load(os.path.join(OPS_GOLDEN, family + ".npz"))
         for case in mod.CASES:
             n_in = len(case["inputs"])
-            inputs = [golden["%s/in%d" % (case["name"], i)] for i in range(n_in)]
+            inputs = [golden[f"{case['name']}/in{i}"] for i in range(n_in)]
             try:
                 op, names = probe(case, inputs)
             except Exception:  # noqa: BLE001 - an op MXNet cannot compose/run this way
@@ -119,7 +119,7 @@ def main():
         try:
             op, names = probe(case, inputs)
         except mx.base.MXNetError as err:  # no FGradient: a CachedOp will not build it
-            print("%s: %s" % (case["op"], str(err).strip().splitlines()[-1]))
+            print(f"{case['op']}: {str(err).strip().splitlines()[-1]}")
             continue
         found[(case["op"], op, tuple(names))] = {
             "family": "extra", "case": case["name"], "called": case["op"], "op": op,
@@ -127,7 +127,7 @@ def main():
     entries = sorted(found.values(), key=lambda e: (e["op"], e["family"], e["case"]))
     with open(os.path.join(HERE, "op_hook_names.json"), "w") as f:
         json.dump(entries, f, indent=0, sort_keys=True)
-    print("%d patterns, %d cases skipped" % (len(entries), skipped))
+    print(f"{len(entries)} patterns, {skipped} cases skipped")
 
 
 if __name__ == "__main__":

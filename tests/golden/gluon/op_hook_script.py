@@ -5,9 +5,8 @@ True, in inference and under autograd.record.
 MXNet calls the hook with bytes names and a raw NDArrayHandle; gluonport with str names and
 the NDArray. ``_text``/``_array`` accept both, as code written for either would.
 """
-import numpy as np
-
 import mxnet as mx
+import numpy as np
 from mxnet.gluon import nn
 
 
@@ -56,7 +55,7 @@ def run():
     for mode in ("outputs", "all", "all_train"):
         seen = []
 
-        def hook(name, op_name, arr):
+        def hook(name, op_name, arr, seen=seen):
             seen.append((_text(name), _text(op_name), _array(arr).asnumpy().copy()))
 
         net.register_op_hook(hook, monitor_all=mode != "outputs")
@@ -68,6 +67,6 @@ def run():
         y.wait_to_read()
         out[mode + "/names"] = [[n, o, list(a.shape)] for n, o, a in seen]
         for k, (_, _, a) in enumerate(seen):
-            out["%s/%03d" % (mode, k)] = a
+            out[f"{mode}/{k:03d}"] = a
         out[mode + "/y"] = y.asnumpy()
     return out
