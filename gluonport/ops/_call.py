@@ -64,6 +64,8 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict[str, Any],
     params = op.parse(attrs, strict=True)
     names = op.input_names(params, len(pos_inputs))
     if op.variadic is not None:
+        if not names:  # MXNet: num_args has a lower bound of 1
+            raise OpAttributeError(f"{op.name}: takes at least one input, got none")
         if len(pos_inputs) > len(names):
             raise OpAttributeError(f"{op.name}: takes inputs {names}, got {len(pos_inputs)}")
         # fixed names (UpSampling bilinear: data, weight) leave missing ones to be created

@@ -126,3 +126,12 @@ def test_unparseable_attribute_still_loads_and_names_the_node_on_use():
         s.infer_shape(x=(2, 4))
     with pytest.raises(OpAttributeError, match="fc7.*num_hidden"):
         s.list_outputs()
+
+
+@pytest.mark.parametrize("make", [lambda: sym.Concat(), lambda: sym.add_n(),
+                                  lambda: sym.stack(axis=0)])
+def test_composing_a_variadic_op_without_inputs_is_refused(make):
+    """Composition checks what loading checks: before, such a node was built and failed later
+    inside its shape rule."""
+    with pytest.raises(OpAttributeError, match="takes at least one input"):
+        make()
