@@ -107,7 +107,44 @@ def check_model(proto: Any, base_dir: str | None, label: str) -> bool:
         if tensor.data_location == _EXTERNAL or len(tensor.external_data):
             found = True
             _check_external(tensor, real_base, label)
+        else:
+            _check_embedded(tensor, label)
     return found
+
+
+def _typed_field(data_type: int) -> tuple[str, int, int]:
+    """(field holding a tensor's values when not raw, values per element, elements per value)."""
+    if data_type in (1, 14):
+        return "float_data", 2 if data_type == 14 else 1, 1
+    if data_type in (11, 15):
+        return "double_data", 2 if data_type == 15 else 1, 1
+    if data_type == 7:
+        return "int64_data", 1, 1
+    if data_type in (12, 13):
+        return "uint64_data", 1, 1
+    if data_type == _STRING:
+        return "string_data", 1, 1
+    return "int32_data", 1, 8 // _BITS[data_type] if _BITS[data_type] < 8 else 1
+
+
+def _check_embedded(tensor: Any, label: str) -> None:
+    """The data in the file agrees with the dims and type (what onnxruntime would otherwise
+    read past, in versions that do not check it)."""
+    name = tensor.name
+    if tensor.data_type not in _BITS and tensor.data_type != _STRING:
+        raise FormatError(f"tensor {name!r}: unknown data_type {tensor.data_type}", label)
+    if tensor.HasField("raw_data") and tensor.data_type != _STRING:
+        want = _nbytes(tensor, label)
+        if len(tensor.raw_data) != want:
+            raise FormatError(f"tensor {name!r}: raw_data holds {len(tensor.raw_data)} bytes "
+                              f"but dims {list(tensor.dims)} need {want}", label)
+        return
+    field, per_element, packed = _typed_field(tensor.data_type)
+    want = -(-_count(tensor, label) // packed) * per_element
+    have = len(getattr(tensor, field))
+    if have != want and not tensor.HasField("segment"):
+        raise FormatError(f"tensor {name!r}: {field} holds {have} values but dims "
+                          f"{list(tensor.dims)} need {want}", label)
 
 
 def load_external_data(proto: Any, base_dir: str, label: str) -> None:
@@ -158,30 +195,40 @@ def external_tensors(proto: Any) -> list[Any]:
 def _walk(proto: Any, label: str) -> list[Any]:
     """Every TensorProto anywhere in ``proto`` (graphs, subgraphs, functions, attributes,
     sparse tensors, training info); raises FormatError for a string field that is not UTF-8.
-    Iterative, and never touches ``bytes`` fields (a tensor's raw data is not copied)."""
+    Iterative, and never reads a tensor's ``bytes`` fields (its raw data is not copied)."""
     tensors = []
-    stack = [(proto, "model")]
+    stack: list[tuple[Any, Any]] = [(proto, None)]  # (message, (parent path, field, index))
     while stack:
-        msg, where = stack.pop()
-        is_tensor = msg.DESCRIPTOR.name == "TensorProto"
-        if is_tensor:
+        msg, path = stack.pop()
+        if msg.DESCRIPTOR.name == "TensorProto":
             tensors.append(msg)
-        for field in msg.DESCRIPTOR.fields:
-            repeated = _repeated(field)
-            if field.type == field.TYPE_STRING:
-                values = getattr(msg, field.name) if repeated else [getattr(msg, field.name)]
-                for value in values:
-                    if not isinstance(value, str):
-                        raise FormatError(f"{where}.{field.name} is not valid UTF-8 text "
-                                          f"({bytes(value)[:40]!r}); the file is corrupt or "
+            fields = [(f, getattr(msg, f.name)) for f in _tensor_fields(msg.DESCRIPTOR)
+                      if _repeated(f) or msg.HasField(f.name)]
+        else:
+            fields = msg.ListFields()
+        for f, value in fields:
+            repeated = _repeated(f)
+            if f.type == f.TYPE_STRING:
+                for text in value if repeated else (value,):
+                    if not isinstance(text, str):
+                        raise FormatError(f"{_where(path)}.{f.name} is not valid UTF-8 text "
+                                          f"({bytes(text)[:40]!r}); the file is corrupt or "
                                           "was not written by an ONNX exporter", label)
-            elif field.type == field.TYPE_MESSAGE:
+            elif f.type == f.TYPE_MESSAGE:
                 if repeated:
-                    items = getattr(msg, field.name)
-                    stack.extend((m, f"{where}.{field.name}[{i}]") for i, m in enumerate(items))
-                elif msg.HasField(field.name):
-                    stack.append((getattr(msg, field.name), f"{where}.{field.name}"))
+                    stack.extend((m, (path, f.name, i)) for i, m in enumerate(value))
+                else:
+                    stack.append((value, (path, f.name, None)))
     return tensors
+
+
+def _where(path: Any) -> str:
+    """``model.graph.node[3]`` from the walk's (parent, field, index) chain."""
+    parts = []
+    while path is not None:
+        path, name, index = path
+        parts.append(name if index is None else f"{name}[{index}]")
+    return ".".join(["model", *reversed(parts)])
 
 
 def _repeated(field: Any) -> bool:
@@ -189,6 +236,18 @@ def _repeated(field: Any) -> bool:
     if flag is not None:
         return bool(flag)
     return field.label == field.LABEL_REPEATED
+
+
+_TENSOR_FIELDS: dict[Any, list[Any]] = {}
+
+
+def _tensor_fields(descriptor: Any) -> list[Any]:
+    """A TensorProto's string and message fields (not its bytes: raw_data, string_data)."""
+    fields = _TENSOR_FIELDS.get(descriptor)
+    if fields is None:
+        fields = [f for f in descriptor.fields if f.type in (f.TYPE_STRING, f.TYPE_MESSAGE)]
+        _TENSOR_FIELDS[descriptor] = fields
+    return fields
 
 
 def _check_external(tensor: Any, real_base: str | None, label: str) -> tuple[str, int, int]:
