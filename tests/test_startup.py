@@ -51,6 +51,8 @@ def test_core_api_imports_no_onnx():
         mx.init.Xavier, mx.mod.Module, mx.model, mx.io, mx.metric, mx.image, mx.onnx
         mx.onnx.export_model, mx.onnx.verify, mx.onnx.DEFAULT_OPSET
         import gluonport.ops._families
+        import gluonport.executor, gluonport.model, gluonport.module, gluonport.runtime
+        import gluonport.summary, gluonport.onnx.export, gluonport.onnx.verify
     """)
 
 
