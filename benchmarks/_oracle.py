@@ -1,8 +1,9 @@
 """Bridge to the MXNet 1.9.1 oracle for benchmarks: make model files, time MXNet on them.
 
-The oracle is the Python 3.8 virtualenv built by ``../shared/oracle/setup.sh`` (default
-``~/.cache/gluonport-oracle``; override with ``GLUONPORT_ORACLE``). Everything here is optional:
-without the oracle, benchmarks print gluonport's numbers and say the MXNet column is missing.
+The oracle is the Python 3.8 virtualenv with MXNet 1.9.1 described in the README ("Golden
+fixtures and the oracle"; default ``~/.cache/gluonport-oracle``; override with
+``GLUONPORT_ORACLE``). Everything here is optional: without the oracle, benchmarks print
+gluonport's numbers and say the MXNet column is missing.
 Model files are cached under ``benchmarks/_data/`` (git-ignored).
 """
 
@@ -43,7 +44,7 @@ def model_files(name: str, shape: tuple[int, ...]) -> str:
         return prefix
     if not have_oracle():
         raise FileNotFoundError(f"{prefix}-symbol.json is missing and the MXNet oracle is not "
-                                "installed (../shared/oracle/setup.sh) to make it")
+                                "installed (README: 'Golden fixtures and the oracle') to make it")
     _run(f"""
         import mxnet as mx, numpy as np
         from mxnet.gluon.model_zoo import vision

@@ -1,7 +1,7 @@
 """Optional: files gluonport writes load in the real MXNet 1.9.1 with equal outputs.
 
-Runs tests/golden/mxnet_check/check_in_mxnet.py when the oracle (../shared/oracle/setup.sh)
-is installed; skips otherwise.
+Runs tests/golden/mxnet_check/check_in_mxnet.py when the oracle (README: "Golden fixtures and
+the oracle") is installed; skips otherwise.
 """
 
 import os
@@ -16,7 +16,7 @@ ORACLE = os.path.expanduser("~/.cache/gluonport-oracle/bin/python")
 
 @pytest.mark.oracle
 @pytest.mark.skipif(not os.path.exists(ORACLE), reason="MXNet 1.9.1 oracle not installed "
-                    "(../shared/oracle/setup.sh)")
+                    "(README: 'Golden fixtures and the oracle')")
 def test_mxnet_loads_files_written_by_gluonport():
     script = os.path.join(ROOT, "tests", "golden", "mxnet_check", "check_in_mxnet.py")
     out = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=1800,

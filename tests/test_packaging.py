@@ -27,3 +27,30 @@ def test_cli_is_not_a_top_level_cli_module():
         cfg = tomllib.load(f)
     assert "cli" not in cfg["tool"]["setuptools"]["packages"]
     assert cfg["project"]["scripts"]["gluonport"] == "gluonport_cli.main:main"
+
+
+def test_sample_models_ship_as_package_data():
+    """`gluonport quickstart` runs the installed samples from any folder: every file it needs is
+    package data of gluonport.sample_models."""
+    import fnmatch
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        tool = tomllib.load(f)["tool"]["setuptools"]
+    assert "gluonport.sample_models" in tool["packages"]
+    assert tool["package-dir"]["gluonport.sample_models"] == "sample_models"
+    globs = tool["package-data"]["gluonport.sample_models"]
+    for name in ("lenet_bn", "mlp"):
+        for suffix in ("-symbol.json", "-0000.params", "-input.npy", "-output.npy"):
+            file = name + suffix
+            assert os.path.isfile(os.path.join(ROOT, "sample_models", file)), file
+            assert any(fnmatch.fnmatch(file, g) for g in globs), file
+
+
+def test_docs_point_inside_the_repository():
+    """A clone has no ../shared: the formats description lives in the repository."""
+    assert os.path.isfile(os.path.join(ROOT, "gluonport", "formats", "FORMATS.md"))
+    for doc in ("README.md", os.path.join("gluonport", "formats", "README.md")):
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        assert "../shared" not in text and "shared/FORMATS" not in text, doc
+        assert "FORMATS.md" in text, doc
