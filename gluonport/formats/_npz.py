@@ -143,6 +143,17 @@ class _BufferFile(io.RawIOBase):
         self._pos = base + offset
         return self._pos
 
+    def read(self, size: int | None = -1) -> bytes:
+        # Only what is there: RawIOBase.read(n) would first allocate n bytes, and zipfile asks
+        # for a member's declared compressed size, which a damaged file sets to 4 GiB.
+        end = len(self._view) if size is None or size < 0 else self._pos + size
+        data = bytes(self._view[self._pos:end])
+        self._pos += len(data)
+        return data
+
+    def readall(self) -> bytes:
+        return self.read()
+
     def readinto(self, b: Any) -> int:
         chunk = self._view[self._pos:self._pos + len(b)]
         n = len(chunk)
