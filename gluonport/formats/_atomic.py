@@ -20,6 +20,7 @@ step; the readers check that the files fit each other, see ``gluonport._paramche
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -102,7 +103,17 @@ def create_temp(path: str | os.PathLike) -> tuple[int, str]:
     """``(fd, temp path)`` of a fresh temp file for ``path``, after removing the stale temp
     files in its folder; the caller renames it into place or removes it."""
     path = os.path.abspath(os.fspath(path))
-    remove_stale_temps(os.path.dirname(path))
+    folder = os.path.dirname(path)
+    # Errors name the target or its folder, never the temp file that could not be made.
+    if not os.path.isdir(folder):
+        name = os.path.basename(path)
+        if os.path.exists(folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"cannot write {name}: the folder is a file",
+                                     folder)
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {name}: no such folder", folder)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file to write", path)
+    remove_stale_temps(folder)
     return _create(path)
 
 

@@ -543,3 +543,18 @@ def test_quickstart_runs_the_installed_samples_from_any_folder(argv, tmp_path, m
     res = CliRunner().invoke(cli, ["quickstart", *argv])
     assert res.exit_code == 0, res.output
     assert "OK: converted, validated and ran" in res.output
+
+
+def test_library_writes_name_the_folder_not_a_temp_file(tmp_path):
+    import gluonport as mx
+
+    _write(str(tmp_path / "afile"), "x")
+    arrays = {"a": mx.nd.zeros((2,))}
+    for target, kind, name in ((tmp_path / "missing" / "x.params", FileNotFoundError, "missing"),
+                               (tmp_path / "afile" / "x.params", NotADirectoryError, "afile"),
+                               (tmp_path, IsADirectoryError, tmp_path.name)):
+        with pytest.raises(kind) as err:
+            mx.nd.save(str(target), arrays)
+        assert err.value.filename.endswith(name), err.value
+        assert "gluonport-tmp" not in str(err.value), err.value
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
