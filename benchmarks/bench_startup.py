@@ -1,6 +1,6 @@
 """Start-up time: ``import gluonport`` and the CLI against ``python -c "import numpy"``.
 
-    python benchmarks/bench_startup.py [--runs 15] [--breakdown]
+    python benchmarks/bench_startup.py [--runs 15] [--breakdown] [--as-is]
 
 Each command runs ``--runs`` times in a fresh interpreter, the commands interleaved round-robin
 so that a change in machine load hits them all alike; the table gives the median wall time, the
@@ -13,6 +13,8 @@ target, so that the cost the lazy import moves to first use stays in view.
 Bytecode: every command runs with ``PYTHONPYCACHEPREFIX`` set to a temporary folder (and
 ``PYTHONDONTWRITEBYTECODE`` removed), after one untimed warm-up run, so gluonport is timed from
 cached bytecode, as an installed package is, rather than compiling ~160 modules each time.
+``--as-is`` keeps the environment as it is instead (with ``PYTHONDONTWRITEBYTECODE=1`` every run
+compiles every gluonport module it imports: the figures users of such an environment see).
 
 ``--breakdown`` adds ``python -X importtime`` of that first use summed by top-level package
 (gluonport split one level further): where the time goes once the library is actually used.
@@ -56,7 +58,9 @@ def commands() -> list[tuple[str, list[str], float | None]]:
             ("gluonport inspect lenet_bn-symbol.json", cli + ["inspect", SYMBOL], 2.0)]
 
 
-def bench_env(cache: str) -> dict[str, str]:
+def bench_env(cache: str | None) -> dict[str, str]:
+    if cache is None:
+        return dict(os.environ)
     env = dict(os.environ, PYTHONPYCACHEPREFIX=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
@@ -100,9 +104,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--breakdown", action="store_true")
+    ap.add_argument("--as-is", action="store_true", help="no bytecode cache of our own")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gluonport-pyc-") as cache:
-        env = bench_env(cache)
+        env = bench_env(None if args.as_is else cache)
         times = time_all(args.runs, env)
         rows_breakdown = breakdown(env) if args.breakdown else []
     base = statistics.median(times["import numpy"])
@@ -114,7 +119,8 @@ def main() -> None:
                      f"{ratio:.2f}x", "-" if target is None else f"<= {target}x",
                      "-" if target is None else ("yes" if ratio <= target else "NO")])
     print(f"{args.runs} runs each, median; load average {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} CPUs; {sys.version.split()[0]}")
+          f"on {os.cpu_count()} CPUs; {sys.version.split()[0]}; bytecode "
+          f"{'as the environment has it' if args.as_is else 'cached (PYTHONPYCACHEPREFIX)'}")
     print(table(rows, ["command", "median ms", "min ms", "vs import numpy", "target", "met"]))
     if rows_breakdown:
         print()
