@@ -48,9 +48,14 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
+    try:  # any submodule, as when the package imported them all
+        if name.startswith("__"):
+            raise ModuleNotFoundError(name=f"{__name__}.{name}")
         return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def __dir__() -> list[str]:
