@@ -14,15 +14,15 @@ from onnx import helper
 
 from .._budget import check_tensor, get_size_limit
 
-__all__ = ["check_onnx_sizes", "skeleton_types"]
+__all__ = ["check_onnx_sizes", "check_onnx_input_shapes", "skeleton", "skeleton_types"]
 
 _SMALL = 4096  # initializers up to this many elements keep their values (data propagation)
 
 
-def skeleton_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
-    """``tensor name -> TypeProto`` from onnx shape inference with data propagation, run on a
-    copy of the graph where large initializers are typed inputs (inference needs only their
-    types, and the copy stays small); the graph's declared inputs/outputs/value_info too."""
+def skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model for shape inference: large initializers become typed inputs
+    (inference needs only their types, and the copy stays small), small ones keep their
+    values (data propagation reads shape constants)."""
     g = model.graph
     inputs = list(g.input)
     have = {i.name for i in inputs}
@@ -41,6 +41,13 @@ def skeleton_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     skel = helper.make_model(graph, opset_imports=list(model.opset_import))
     skel.ir_version = model.ir_version
     skel.functions.extend(model.functions)
+    return skel
+
+
+def skeleton_types(skel: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """``tensor name -> TypeProto`` of a :func:`skeleton` from onnx shape inference with data
+    propagation, and its declared inputs/outputs/value_info."""
+    g = skel.graph
     types: dict[str, onnx.TypeProto] = {}
     try:
         inferred = onnx.shape_inference.infer_shapes(skel, check_type=False, strict_mode=False,
@@ -48,7 +55,7 @@ def skeleton_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
         infos = list(inferred.graph.value_info) + list(inferred.graph.output)
     except Exception:  # noqa: BLE001 - inference is a best effort; declared shapes remain
         infos = list(g.value_info) + list(g.output)
-    for vi in inputs + infos:
+    for vi in list(g.input) + infos:
         if vi.type.HasField("tensor_type") and vi.name not in types:
             types[vi.name] = vi.type
     return types
@@ -70,15 +77,40 @@ def _static(tp: onnx.TypeProto) -> tuple[tuple[int, ...] | None, int]:
     return tuple(dims), item
 
 
-def check_onnx_sizes(model: onnx.ModelProto, label: str,
-                     types: Mapping[str, onnx.TypeProto] | None = None) -> None:
+def check_onnx_sizes(model: onnx.ModelProto, label: str) -> onnx.ModelProto | None:
     """Refuse (:class:`~gluonport.errors.ResourceLimitError`) an ONNX model with a tensor of
     statically known shape over the per-tensor size limit; the message names the tensor, the
-    node making it and the size. ``types`` (from inference already run) saves inference."""
+    node making it and the size. Returns the model's :func:`skeleton` when an input has
+    dynamic dims (for :func:`check_onnx_input_shapes` once they are known), else None."""
+    if get_size_limit()[0] is None:
+        return None
+    skel = skeleton(model)
+    _check_types(skel, skeleton_types(skel), label)
+    inits = {t.name for t in model.graph.initializer}
+    dynamic = any(_static(vi.type)[0] is None for vi in model.graph.input
+                  if vi.name not in inits)
+    return skel if dynamic else None
+
+
+def check_onnx_input_shapes(skel: onnx.ModelProto, label: str,
+                            shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """:func:`check_onnx_sizes` with the inputs' dims set to ``shapes`` (a run's arrays): a
+    dynamic dim can make an intermediate (an ``Expand`` to ``(N, N)``) over the limit."""
     if get_size_limit()[0] is None:
         return
-    if types is None:
-        types = skeleton_types(model)
+    pinned = onnx.ModelProto()
+    pinned.CopyFrom(skel)
+    for vi in pinned.graph.input:
+        if vi.name in shapes and vi.type.HasField("tensor_type"):
+            dims = vi.type.tensor_type.shape.dim
+            del dims[:]
+            for d in shapes[vi.name]:
+                dims.add().dim_value = int(d)
+    _check_types(pinned, skeleton_types(pinned), label)
+
+
+def _check_types(model: onnx.ModelProto, types: Mapping[str, onnx.TypeProto],
+                 label: str) -> None:
     made_by = {o: n for n in model.graph.node for o in n.output if o}
     for name, tp in types.items():
         shape, item = _static(tp)

@@ -231,10 +231,11 @@ class OrtRunner:
         self._providers = providers_for(self.ctx, tensorrt=self.options.tensorrt,
                                         provider_options=self.options.provider_options)
         self._source, proto, self._subject = _load_model(model)
+        self._sizes_skeleton = None  # a user's model with dynamic dims: checked per shape
         if isinstance(self._source, str) or not hasattr(model, "graph"):  # a user's file
             from ..onnx._sizes import check_onnx_sizes
 
-            check_onnx_sizes(proto, self._subject)
+            self._sizes_skeleton = check_onnx_sizes(proto, self._subject)
         inits = {t.name for t in proto.graph.initializer}
         self._inputs = tuple(_Input.from_proto(vi, self._subject)
                              for vi in proto.graph.input if vi.name not in inits)
@@ -368,6 +369,11 @@ class OrtRunner:
     def _make_plan(self, key: tuple, arrays: list[np.ndarray]) -> _Plan:
         for spec, a in zip(self._inputs, arrays):
             spec.check_shape(a.shape, self._subject)
+        if self._sizes_skeleton is not None:
+            from ..onnx._sizes import check_onnx_input_shapes
+
+            check_onnx_input_shapes(self._sizes_skeleton, self._subject,
+                                    {n: a.shape for n, a in zip(self._names, arrays)})
         casts = tuple(self._cast_to(spec, a.dtype) for spec, a in zip(self._inputs, arrays))
         shapes = tuple(a.shape for a in arrays) if self.options.static_shape else None
         session = self._session((self._model_dtypes, shapes))

@@ -130,6 +130,27 @@ def test_load_refuses_onnx_attacks(attacks, backend, name, match):
     assert f"{name}.onnx" in str(err)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "onnxruntime"])
+def test_dynamic_dims_are_checked_per_input_shape(tmp_path, backend):
+    """x of shape (N,) -> x[:, None] * x[None, :]: fine for N = 10, 6 GiB for N = 40000."""
+    axes = [numpy_helper.from_array(np.array([i], np.int64), f"a{i}") for i in (0, 1)]
+    nodes = [helper.make_node("Unsqueeze", ["x", "a1"], ["c"]),
+             helper.make_node("Unsqueeze", ["x", "a0"], ["r"]),
+             helper.make_node("Mul", ["c", "r"], ["y"])]
+    graph = helper.make_graph(nodes, "outer",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "N"])],
+                              axes)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = str(tmp_path / "outer.onnx")
+    onnx.save(model, path)
+    predictor = mx.load(path, backend=backend)
+    x = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(predictor(x), np.outer(x, x))
+    _refused(lambda: predictor(np.ones(40000, np.float32)), r"'y'.*\(40000, 40000\).*6\.0 GiB")
+
+
 @pytest.mark.parametrize("name", ["slice", "zeros", "declared", "tile"])
 def test_symbolblock_imports_refuses(attacks, name):
     _refused(lambda: mx.gluon.SymbolBlock.imports(attacks[name], ["data"]))
