@@ -171,8 +171,10 @@ define("Embedding", _embedding, _embedding_rule, inputs=("data", "weight"),
 def _one_hot(p, indices):
     check(p.depth >= 0, f"depth={p.depth} must be >= 0")
     idx = _as_index(indices)[..., None]
-    hot = idx == np.arange(p.depth)  # out-of-range indices give an all-off row
     dt = dtypes.to_numpy(p.dtype)
+    if idx.size == 0:  # no rows: a huge depth must not make np.arange(depth) for nothing
+        return np.zeros(idx.shape[:-1] + (p.depth,), dt)
+    hot = idx == np.arange(p.depth)  # out-of-range indices give an all-off row
     return np.where(hot, np.asarray(p.on_value).astype(dt), np.asarray(p.off_value).astype(dt))
 
 

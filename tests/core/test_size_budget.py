@@ -209,6 +209,17 @@ def test_attribute_sized_ops_refuse_before_computing(call, match):
     _refused(call, match)
 
 
+def test_empty_inputs_with_huge_attributes_stay_empty():
+    """Zero rows: nothing to refuse, and nothing of the attribute's size is made either."""
+    tracemalloc.start()
+    out = mx.nd.one_hot(mx.nd.ones((0,)), depth=10 ** 12)
+    tiled = mx.nd.tile(mx.nd.ones((0, 2)), reps=(10 ** 6, 10 ** 6))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert out.shape == (0, 10 ** 12) and tiled.shape == (0, 2 * 10 ** 6)
+    assert peak < 16 * MB
+
+
 def test_split_num_outputs_bounded_at_parse():
     with pytest.raises(ResourceLimitError, match="1000000 outputs"):
         mx.sym.split(mx.sym.var("x"), num_outputs=1000000)
