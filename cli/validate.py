@@ -8,6 +8,7 @@ import click
 
 from ._common import (
     MODEL_HELP,
+    check_input_names,
     echo,
     input_options,
     load_mxnet,
@@ -89,6 +90,9 @@ def _self_check(model, params_file, epoch, inputs, shapes, rtol, atol, bisect):
     from gluonport.onnx.verify import verify
 
     files, sym, params = load_mxnet(model, params_file, epoch)
+    check_input_names([*inputs, *shapes], [n for n in sym.list_arguments() +
+                                           sym.list_auxiliary_states() if n not in params],
+                      model, "--input/--input-shape")
     in_shapes = {**{k: v.shape for k, v in inputs.items()}, **shapes} or None
     try:
         onnx_model = export_symbol(sym, params, in_shapes)
@@ -126,6 +130,7 @@ def _pair_check(model, other, params_file, epoch, inputs, shapes, rtol, atol, bi
     from gluonport.onnx.verify import VerifyReport, compare_outputs, random_inputs
 
     first, ref = _open(model, params_file, epoch, "numpy" if other is None else "own")
+    check_input_names([*inputs, *shapes], first.input_names, model, "--input/--input-shape")
     second, cand = _open(other or model, None if other else params_file,
                          None if other else epoch, "own")
     feed = dict(inputs)

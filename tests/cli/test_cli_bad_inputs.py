@@ -366,7 +366,16 @@ def _flag_cases(f: Files, shape: list[str], onnx_out: str) -> list[tuple[list[st
         (["run", g, "--epoch", "7", *shape], "good-0007.params"),
         (["run", g, "--input-shape", "data=2,10", "--input-shape", "nosuch=1,2"], "nosuch"),
         (["run", g, "--input", f"nosuch={f.p('x.npy')}"], "nosuch"),
-        (["run", g, "--input-shape", "data=2,9"], "data"),
+        (["run", g, "--input-shape", "data=2,9"], "data looks like N,10"),
+        (["validate", g, "--input-shape", "data=2,9"], "data looks like N,10"),
+        (["convert", g, "-o", onnx_out, "--input-shape", "data=2,9"], "data looks like N,10"),
+        (["bench", g, "--input-shape", "data=2,9"], "data looks like N,10"),
+        (["validate", g, "--input-shape", "data=2,10", "--input-shape", "nosuch=1,2"],
+         "nosuch"),
+        (["validate", g, f.p("good.onnx"), "--input-shape", "nosuch=1,2"], "nosuch"),
+        (["validate", g, "--input", f"nosuch={f.p('x.npy')}"], "nosuch"),
+        (["bench", g, "--input-shape", "nosuch=1,2"], "nosuch"),
+        (["convert", g, "-o", onnx_out, "--input-shape", "nosuch=1,2"], "nosuch"),
         (["run", g, "--input-shape", "data=10"], "data"),
         (["run", g, "--input-shape", "data=0,10"], "data"),
         (["run", g, "--input-shape", "data=-1,10"], "--input-shape"),
@@ -442,6 +451,14 @@ def _output_cases(f: Files, shape: list[str]) -> list[tuple[list[str], str]]:
         cases.append((["quickstart", "-o", bad + (".onnx" if bad.endswith("out") else "")],
                       text))
     cases.append((["convert", f.p("good.onnx"), "-o", f.p("missing/back")], "missing"))
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = f.p("locked")
+        os.makedirs(locked, exist_ok=True)
+        os.chmod(locked, 0o500)
+        for argv in (["run", g, "--input", x, "-o", os.path.join(locked, "o.npz")],
+                     ["convert", g, *shape, "-o", os.path.join(locked, "o.onnx")],
+                     [*tiny, "-o", os.path.join(locked, "m")]):
+            cases.append((argv, "locked"))
     return cases
 
 
