@@ -143,7 +143,7 @@ def load_input_array(path: str) -> np.ndarray:
             if version not in reader:
                 raise ValueError(f"NPY format version {version} is not supported here")
             shape, fortran, dtype = reader[version](f)
-        except (ValueError, SyntaxError, TypeError, OverflowError) as exc:
+        except Exception as exc:  # numpy's header parser: ValueError, tokenize's TokenError...
             raise FormatError(f"is not a readable .npy array ({one_line(exc)})", path) from None
         if dtype.hasobject or dtype.kind not in "fiu":
             raise FormatError(f"holds a {dtype} array; inputs must be numeric (float or int): "

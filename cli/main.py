@@ -120,6 +120,9 @@ class GluonportGroup(click.Group):
         try:
             rv = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `gluonport` (click >= 8.2)
+                click.echo(exc.format_message())
+                sys.exit(EXIT_OK)
             where = exc.ctx.command_path if exc.ctx is not None else (prog_name or "gluonport")
             text = one_line(exc.format_message()).rstrip(".")
             click.echo(f"Error: {text}; see '{where} --help'", err=True)
