@@ -17,7 +17,10 @@ variable is a parameter when
   BatchNorm/LayerNorm/LeakyReLU, the fused ``parameters`` of RNN, ...), or
 * its name ends in one of Gluon's parameter suffixes (:data:`PARAM_SUFFIXES`: ``_weight``,
   ``_bias``, ``_running_mean``, ...), which covers weights that reach the graph through plain
-  arithmetic (``F.broadcast_add(x, self.offset_bias)``) or ``_rnn_param_concat``.
+  arithmetic (``F.broadcast_add(x, self.offset_bias)``) or ``_rnn_param_concat``, or
+* it carries an attribute that only parameters get (:data:`PARAM_ATTRS`: Gluon's
+  ``Parameter.var()`` writes ``__lr_mult__`` and ``__wd_mult__`` on every parameter, whatever
+  its name and use; data inputs have none).
 
 Anything else that the params file does not hold is a data input. Label variables of the legacy
 output ops (``SoftmaxOutput``) are neither.
@@ -35,7 +38,7 @@ from typing import Any
 
 from .errors import GluonportError, ParameterError, ShapeError
 
-__all__ = ["PARAM_ROLES", "PARAM_SUFFIXES", "parameter_names", "check_params"]
+__all__ = ["PARAM_ROLES", "PARAM_SUFFIXES", "PARAM_ATTRS", "parameter_names", "check_params"]
 
 #: Operator input names (from each op's definition) that are parameters, never data.
 PARAM_ROLES = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
@@ -44,6 +47,9 @@ PARAM_ROLES = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "movi
 #: Name suffixes of Gluon / Module-API parameters.
 PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_alpha", "_moving_mean",
                   "_moving_var", "_running_mean", "_running_var", "_parameters")
+
+#: Variable attributes that mark a parameter (written by Gluon's ``Parameter.var()``).
+PARAM_ATTRS = ("__lr_mult__", "__wd_mult__", "__init__")
 
 _RANKS = (4, 2, 3, 5, 1)  # data ranks tried, most common first, for inputs without a shape
 _SHOWN = 5  # names listed in one message
@@ -54,7 +60,7 @@ def parameter_names(sym: Any) -> set[str]:
     found = set(sym.list_auxiliary_states())
     for node in sym._topo():
         if node.op is None:
-            if node.name.endswith(PARAM_SUFFIXES):
+            if node.name.endswith(PARAM_SUFFIXES) or any(a in node.attrs for a in PARAM_ATTRS):
                 found.add(node.name)
             continue
         try:

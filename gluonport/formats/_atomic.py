@@ -47,7 +47,7 @@ def _temp_path(path: str) -> str:
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":  # Windows' os.kill(pid, 0) would end pid
         return True
     try:
         os.kill(pid, 0)

@@ -357,3 +357,29 @@ def test_cli_run_refuses_a_torn_pair(pairs, tmp_path, params_from):
     assert "net_dense0_weight" in res.output and "internal error" not in res.output
     assert "--input-shape net_dense0_weight" not in res.output  # not asked for as an input
     assert ("m-0000.params" if params_from else "m-NNNN.params") in res.output
+
+
+def test_load_refuses_missing_parameter_known_only_by_its_attributes(tmp_path):
+    """A Gluon parameter without a parameter-like name or op slot (``offset``, added with
+    ``broadcast_add``) is still a parameter: ``Parameter.var()`` marks it with ``__lr_mult__``."""
+    from gluonport import nd
+
+    class Offset(nn.HybridBlock):
+        def __init__(self):
+            super().__init__(prefix="off_")
+            with self.name_scope():
+                self.offset = self.params.get("offset", shape=(3,))
+
+        def hybrid_forward(self, F, x, offset):
+            return F.broadcast_add(x, offset)
+
+    net = Offset()
+    net.initialize()
+    net.hybridize()
+    net(mx.nd.ones((2, 3)))
+    prefix = str(tmp_path / "m")
+    net.export(prefix)
+    assert mx.load(prefix, backend="numpy").input_names == ["data"]
+    nd.save(prefix + "-0000.params", {})
+    with pytest.raises(ParameterError, match=r"'off_offset' \(expected shape \(3,\)\)"):
+        mx.load(prefix)
