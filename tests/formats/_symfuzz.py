@@ -92,6 +92,20 @@ def op_names() -> tuple[str, ...]:
     return tuple(sorted(registry.all_ops()))
 
 
+@cache
+def ops_by_arity() -> dict[int, tuple[str, ...]]:
+    """Ops whose default attributes parse, by their number of inputs."""
+    out: dict[int, list[str]] = {}
+    for name, op in sorted(registry.all_ops().items()):
+        try:
+            p = op.parse({}, strict=False)
+            n = len(op.input_names(p, 1))
+        except GluonportError:
+            continue
+        out.setdefault(n, []).append(name)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def _param_keys(op_name: Any) -> list[str]:
     op = registry.find(op_name) if isinstance(op_name, str) else None
     return sorted(op.params.fields) if op is not None else []
@@ -136,8 +150,13 @@ def _mutate_node(rng: random.Random, nodes: list, k: int) -> None:
     if not isinstance(node, dict):
         return
     roll = rng.random()
-    if roll < 0.2:
+    if roll < 0.1:
         node["op"] = rng.choice([*op_names(), "null", "null", "", "NoSuchOp", 5, None])
+    elif roll < 0.2 and isinstance(node.get("inputs"), list):
+        same = ops_by_arity().get(len(node["inputs"]))
+        if same:  # another op taking as many inputs: reaches its shape rule and compute
+            node["op"] = rng.choice(same)
+            node.pop("attrs", None)
     elif roll < 0.55 and node.get("op") != "null" or roll < 0.3:
         attrs = node.setdefault("attrs", {}) if isinstance(node.get("attrs", {}), dict) else {}
         keys = _param_keys(node.get("op")) + list(attrs) + ["num_args", "num_outputs",

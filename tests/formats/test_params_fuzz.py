@@ -2,7 +2,8 @@
 
 Mutations of real MXNet files (byte flips, truncation, insertion, a field overwritten with an
 extreme value) reach every branch of the reader. Example counts are bounded so the file runs in
-a few seconds; the derandomised profile makes failures reproducible.
+a few seconds; the derandomised profile makes failures reproducible. The 100,000-input campaign
+(issue 12) is ``test_params_campaign.py``.
 """
 
 from __future__ import annotations

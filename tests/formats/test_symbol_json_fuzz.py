@@ -1,7 +1,8 @@
 """Fuzz the symbol JSON reader: damaged text and mutated objects raise only GluonportError.
 
 Starting points are real files (MXNet-saved and legacy goldens). Whatever loads must also write
-and load back to the same graph. Bounded: a few hundred examples, a few seconds in all.
+and load back to the same graph. Bounded: a few hundred examples, a few seconds in all. The
+20,000-input campaign that also runs what loads (issue 12) is ``test_symbol_json_campaign.py``.
 """
 
 from __future__ import annotations
