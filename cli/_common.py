@@ -181,7 +181,8 @@ def output_path(path: str, option: str, example: str = "out.npz") -> str:
     if not path:
         raise click.BadParameter("an empty path; give a file name", param_hint=option)
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
-        raise click.BadParameter(f"{path!r} is a folder; name a file in it, e.g. "
+        what = "is a folder" if os.path.isdir(path) else "ends in a separator (a folder)"
+        raise click.BadParameter(f"{path!r} {what}; name a file in it, e.g. "
                                  f"{os.path.join(path, example)!r}", param_hint=option)
     folder = os.path.dirname(os.path.abspath(path))
     shown = os.path.dirname(path) or folder
