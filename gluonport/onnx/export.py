@@ -8,6 +8,7 @@ written to a temp file and renamed, so a failed export leaves no half-written fi
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = ["export_model", "export_symbol", "register_converter", "get_converter
 PROVENANCE_KEY = "gluonport.provenance"
 
 _CUSTOM: dict[str, list[tuple[int, Callable]]] = {}
+_LOG = logging.getLogger("gluonport.onnx")
 _BIG = 2 * 1024 ** 3 - 64 * 1024 ** 2  # protobuf's 2 GB limit, with headroom
 
 
@@ -109,8 +111,10 @@ class _Graph:
                      and n.name not in labels]
         self.labels = [n for n in self.order if n.op is None and n.name in labels
                        and n.name not in params]
-        self.shapes0 = self._data_shapes(in_shapes)
-        self.types0 = self._data_types(in_types)
+        inputs = [n for n in self.order if n.op is None and n.name not in params]
+        self.shapes0 = self._data_shapes(drop_label_entries(in_shapes, inputs, labels,
+                                                            "in_shapes"))
+        self.types0 = self._data_types(drop_label_entries(in_types, inputs, labels, "in_types"))
         self.dynamic_axes = dynamic_axes
         self.shapes, self.dyn = self._infer()
         self.types = infer_types(self.order, {**self.types0, **{k: v.dtype for k, v in
@@ -189,6 +193,28 @@ class _Graph:
         return shapes, dyn
 
 
+def drop_label_entries(values: Any, inputs: Sequence[Node], labels: set[str], what: str) -> Any:
+    """``values`` (in_shapes, in_types or dynamic_input_shapes) without the entries given for
+    the label inputs of output ops (``SoftmaxOutput``'s ``label``...), which are no inputs of the
+    ONNX model: the names of a dict, or the positions of a list that has one entry for each
+    non-parameter variable (labels included, in graph order). Logs what it dropped."""
+    if not labels:
+        return values
+    if isinstance(values, Mapping):
+        dropped = sorted(k for k in values if k in labels)
+        kept = {k: v for k, v in values.items() if k not in labels}
+    elif isinstance(values, (list, tuple)) and len(values) == len(inputs) and any(
+            not isinstance(v, (int, np.integer)) for v in values):
+        dropped = [n.name for n in inputs if n.name in labels]
+        kept = [v for v, n in zip(values, inputs) if n.name not in labels]
+    else:
+        return values
+    if dropped:
+        _LOG.info("export: ignoring the %s given for %s: label input(s) of output ops are not "
+                  "inputs of the ONNX model", what, dropped)
+    return kept
+
+
 def _tensor_names(order: list[Node], namer: Namer) -> dict[tuple[int, int], str]:
     names: dict[tuple[int, int], str] = {}
     for node in order:
@@ -264,6 +290,12 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
     labels = label_inputs(order)
     data_nodes = [n for n in order if n.op is None and n.name not in pvals
                   and n.name not in labels]
+    inputs = [n for n in order if n.op is None and n.name not in pvals]
+    if dynamic_input_shapes is not None:
+        dynamic_input_shapes = drop_label_entries(dynamic_input_shapes, inputs, labels,
+                                                  "dynamic_input_shapes")
+    if dynamic_axes:
+        dynamic_axes = drop_label_entries(dynamic_axes, inputs, labels, "dynamic_axes")
     axes = _dynamic_axes(data_nodes, dynamic, dynamic_input_shapes, dynamic_axes)
     g = _Graph(sym, pvals, in_shapes, in_types, axes)
     namer = Namer()
