@@ -87,7 +87,8 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
         if report.get("max_abs_error") is not None:
             state = "verified" if report.get("verified") else "NOT verified"
             echo(ctx, f"{state}: max abs error {report['max_abs_error']:.3g} "
-                      f"(rtol={rtol}, atol={atol})")
+                      f"(rtol={rtol}, atol={atol}); reference: {report['reference']}; "
+                      f"candidate: {report['candidate']}")
     if report.get("verified") is False:
         from gluonport.errors import ValidationError
 
@@ -156,7 +157,8 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
     if not no_verify:
         rep = verify(sym, params, dst, inputs or None, g.shapes0, g.types0, rtol, atol)
         report.update(verified=rep.ok, max_abs_error=rep.max_abs,
-                      outputs=[o.__dict__ for o in rep.outputs])
+                      reference=f"numpy executor on {files.symbol_file}",
+                      candidate=rep.candidate, outputs=[o.to_dict() for o in rep.outputs])
     stages.step()
     return report
 
@@ -167,7 +169,7 @@ def _from_onnx(model, dst, inputs, shapes, no_verify, rtol, atol):
     written = export_mxnet(model, dst)
     report = {"direction": "onnx->mxnet", "source": model, "written": list(written)}
     if not no_verify:
-        from gluonport.onnx.verify import compare, random_inputs
+        from gluonport.onnx.verify import compare_outputs, random_inputs
         from gluonport.runtime.predictor import load
 
         ort_model = load(model, backend="onnxruntime")
@@ -180,8 +182,10 @@ def _from_onnx(model, dst, inputs, shapes, no_verify, rtol, atol):
         got = ours(**{n: feed[n] for n in ours.input_names})
         want = want if isinstance(want, list) else [want]
         got = got if isinstance(got, list) else [got]
-        errs = [compare(n, g, w, rtol, atol) for n, g, w in zip(ours.output_names, got, want)]
+        errs = compare_outputs(ort_model.output_names, got, want, rtol, atol)
         report.update(verified=all(e.ok for e in errs),
                       max_abs_error=max((e.max_abs for e in errs), default=0.0),
-                      outputs=[e.__dict__ for e in errs])
+                      reference=f"onnxruntime ({', '.join(ort_model.providers)}) on {model}",
+                      candidate=f"numpy executor on {written[0]}",
+                      outputs=[e.to_dict() for e in errs])
     return report

@@ -77,7 +77,10 @@ def test_self_check_and_convert_catch_an_exporter_bug(relu_model, exporter_bug, 
     res = run("convert", relu_model, "-o", str(tmp_path / "x.onnx"), "--input-shape", SHAPE,
               "--json")
     assert res.exit_code == 1
-    assert json.loads(res.output.split("\nError")[0])["verified"] is False
+    report = json.loads(res.output.split("\nError")[0])
+    assert report["verified"] is False
+    assert report["reference"] == f"numpy executor on {relu_model}-symbol.json"
+    assert report["candidate"].startswith("onnxruntime (CPUExecutionProvider) on ")
 
 
 def test_correct_export_passes_and_names_engines(relu_model, tmp_path):
