@@ -184,6 +184,10 @@ CASES = [
 ]
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2])
+
+
 def run_reference(model, feed: dict) -> list[np.ndarray]:
     from onnx.reference import ReferenceEvaluator
 
@@ -198,6 +202,9 @@ def test_op_vs_onnxruntime(case):
     outputs = [o for o in nodes[-1].output]
     model = make_model(nodes, inputs, outputs, opset, inits)
     onnx.checker.check_model(model)
+    if "layout1_reverse" in name and _version(onnx.__version__) < (1, 23):
+        pytest.skip("the reference side: onnx < 1.23's reference LSTM fails on a reverse LSTM "
+                    "with layout=1 (broadcast error); tested with onnx >= 1.23")
     want = (run_reference if "layout1" in name else run_ort)(model, inputs)
     got = run_ours(model, inputs)
     for g, w in zip(got, want):

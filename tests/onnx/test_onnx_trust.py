@@ -221,7 +221,7 @@ def test_invalid_utf8_names_are_format_errors(tmp_path):
     path.write_bytes(data.replace(b"NODENAME", b"\xff\xfe\x80\x81NAME"))
     for call in (lambda: import_model(str(path)), lambda: OrtRunner(str(path)),
                  lambda: gluonport.load(str(path))):
-        with pytest.raises(FormatError, match="not valid UTF-8"):
+        with pytest.raises(FormatError, match="(?i)utf-8"):  # protobuf < 4 fails to parse it
             call()
 
 
