@@ -5,7 +5,7 @@ and dtype (label inputs of output ops included) and run the model on onnxruntime
 
 The reference is independent of the ONNX path: the block's imperative (not hybridized) forward
 on NDArrays, i.e. the numpy executor; the hybridized forward must agree with it too. The ops and
-parameter grids are MXNet's (``_mxnet_exporter_table.py``, one entry per MXNet test function);
+parameter grids are MXNet's (``_mxnet_exporter_base.py``, one entry per MXNet test function);
 where a grid is larger than ``CAP`` a seeded sample of ``CAP`` combinations runs that still
 holds every value of every parameter.
 """
@@ -22,7 +22,8 @@ import pytest
 import gluonport as mx
 from gluonport.errors import ConversionError
 from gluonport.gluon import HybridBlock
-from tests.onnx._mxnet_exporter_table import E, combinations, full_count
+from tests.onnx import _mxnet_exporter_table, _mxnet_exporter_table2  # noqa: F401 (entries)
+from tests.onnx._mxnet_exporter_base import E, combinations, full_count
 
 # combinations per MXNet test function; GLUONPORT_EXPORTER_CAP=0 runs every grid in full
 CAP = int(os.environ.get("GLUONPORT_EXPORTER_CAP", "8")) or 10 ** 9
