@@ -47,7 +47,7 @@ from .errors import ArgumentError, ResourceLimitError
 
 __all__ = ["DEFAULT_MAX_TENSOR_BYTES", "DEFAULT_MAX_GRAPH_BYTES", "MAX_NODE_ARITY",
            "set_size_limit", "size_limit", "get_size_limit", "parse_size", "format_size",
-           "check_tensor", "check_arity", "check_graph"]
+           "check_tensor", "check_arity", "check_graph", "check_peak"]
 
 DEFAULT_MAX_TENSOR_BYTES = 1 << 30
 DEFAULT_MAX_GRAPH_BYTES = 8 << 30
@@ -255,26 +255,40 @@ def _describe(node: Any, i: int, n_out: int) -> str:
 
 
 def _check_peak(order: list[Any], sizes: Mapping[tuple[int, int], int], limit: int) -> None:
-    last: dict[tuple[int, int], int] = {}
-    for k, node in enumerate(order):
-        for src, idx in node.inputs:
-            if src.op is not None:
-                last[(id(src), idx)] = k
+    steps = [(_describe(n, 0, 1), [(id(s), i) for s, i in n.inputs if s.op is not None],
+              [(id(n), i) for i in range(n.num_outputs())]) for n in order if n.op is not None]
+    fixed = sum(sizes.get((id(n), 0), 0) for n in order if n.op is None)
+    check_peak(steps, sizes, fixed, limit)
+
+
+def check_peak(steps: list[tuple[str, list[Any], list[Any]]], sizes: Mapping[Any, int],
+               fixed: int, limit: int | None = None, what: str = "") -> None:
+    """Refuse a graph whose live tensors exceed ``limit`` (default: ``max_graph_bytes``).
+
+    ``steps``: ``(name, input keys, output keys)`` per node in the order it runs; ``sizes``:
+    bytes per key (unknown: absent); ``fixed``: bytes alive throughout (inputs, parameters).
+    An intermediate lives from its step to the last step that reads it, as the executor frees
+    it; ``what`` prefixes the message (a file name)."""
+    limit = get_size_limit()[1] if limit is None else limit
+    if limit is None:
+        return
+    where = f"{what}: " if what else ""
+    if fixed > limit:
+        raise ResourceLimitError(f"{where}the graph's inputs and parameters need "
+                                 f"{format_size(fixed)}, over the size limit of "
+                                 f"{format_size(limit)} per graph; {_advice()}")
+    last: dict[Any, int] = {}
+    for k, (_, ins, _) in enumerate(steps):
+        for key in ins:
+            last[key] = k
     release: dict[int, int] = {}
     for key, k in last.items():
         release[k] = release.get(k, 0) + sizes.get(key, 0)
-    live = sum(sizes.get((id(n), 0), 0) for n in order if n.op is None)
-    if live > limit:
-        raise ResourceLimitError(f"the graph's inputs and parameters need {format_size(live)}, "
-                                 f"over the size limit of {format_size(limit)} per graph; "
-                                 f"{_advice()}")
-    for k, node in enumerate(order):
-        if node.op is None:
-            continue
-        live += sum(sizes.get((id(node), i), 0) for i in range(node.num_outputs()))
+    live = fixed
+    for k, (name, _, outs) in enumerate(steps):
+        live += sum(sizes.get(key, 0) for key in outs)
         if live > limit:
             raise ResourceLimitError(
-                f"node {node.name!r} ({node.op.name}): the graph's live tensors reach "
-                f"{format_size(live)} here, over the size limit of {format_size(limit)} per "
-                f"graph; {_advice()}")
+                f"{where}{name}: the graph's live tensors reach {format_size(live)} here, over "
+                f"the size limit of {format_size(limit)} per graph; {_advice()}")
         live -= release.get(k, 0)

@@ -231,19 +231,16 @@ def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
 
 def _check_budget(types: dict, nodes: list) -> None:
     """Every tensor of known static shape against the size budget (:mod:`gluonport._budget`),
-    before folding evaluates anything or a converter builds a constant of that shape."""
-    from .._budget import check_tensor, get_size_limit
+    and the graph's peak of live tensors, before folding evaluates anything or a converter
+    builds a constant of that shape."""
+    from .._budget import get_size_limit
+    from ._sizes import check_onnx_graph
 
     if get_size_limit()[0] is None:
         return
-    made_by = {o: n for n in nodes for o in n.output if o}
-    for name, (dtype, shape) in types.items():
-        if not _static(shape):
-            continue
-        node = made_by.get(name)
-        where = f" (output of {node.op_type} node {node.name or name!r})" if node else ""
-        check_tensor(f"tensor {name!r}{where}", shape,
-                     np.dtype(dtype).itemsize if dtype is not None else 4)
+    sizes = {name: (shape, np.dtype(dtype).itemsize if dtype is not None else 4)
+             for name, (dtype, shape) in types.items() if _static(shape)}
+    check_onnx_graph(nodes, sizes)
 
 
 def _fold_round(nodes: list, consts: dict, types: dict, opsets: dict, symbolic: dict,

@@ -12,9 +12,10 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from .._budget import check_tensor, get_size_limit
+from .._budget import check_peak, check_tensor, get_size_limit, shape_bytes
 
-__all__ = ["check_onnx_sizes", "check_onnx_input_shapes", "skeleton", "skeleton_types"]
+__all__ = ["check_onnx_sizes", "check_onnx_input_shapes", "check_onnx_graph", "skeleton",
+           "skeleton_types"]
 
 _SMALL = 4096  # initializers up to this many elements keep their values (data propagation)
 
@@ -111,13 +112,31 @@ def check_onnx_input_shapes(skel: onnx.ModelProto, label: str,
 
 def _check_types(model: onnx.ModelProto, types: Mapping[str, onnx.TypeProto],
                  label: str) -> None:
-    made_by = {o: n for n in model.graph.node for o in n.output if o}
+    sizes = {}
     for name, tp in types.items():
         shape, item = _static(tp)
-        if shape is None:
-            continue
+        if shape is not None:
+            sizes[name] = (shape, item)
+    check_onnx_graph(list(model.graph.node), sizes, label)
+
+
+def check_onnx_graph(nodes: list[onnx.NodeProto], sizes: Mapping[str, tuple[tuple, int]],
+                     label: str = "") -> None:
+    """Check ``sizes`` (tensor name -> (static shape, itemsize)) of a graph whose ``nodes``
+    run in this order: each tensor against the per-tensor limit (naming the node making it),
+    then the peak of the live tensors (what no node makes lives throughout) against the
+    graph limit."""
+    made_by = {o: n for n in nodes for o in n.output if o}
+    where = f"{label}: " if label else ""
+    nbytes = {}
+    for name, (shape, item) in sizes.items():
         node: Any = made_by.get(name)
-        what = (f"{label}: tensor {name!r}" + (f" (output of {node.op_type} node "
-                                               f"{node.name or node.output[0]!r})" if node
-                                               else ""))
+        what = (f"{where}tensor {name!r}" + (f" (output of {node.op_type} node "
+                                             f"{node.name or node.output[0]!r})" if node
+                                             else ""))
         check_tensor(what, shape, item)
+        nbytes[name] = shape_bytes(shape, item)
+    steps = [(f"{n.op_type} node {n.name or n.output[0]!r}",
+              [i for i in n.input if i in made_by], [o for o in n.output if o]) for n in nodes]
+    fixed = sum(b for name, b in nbytes.items() if name not in made_by)
+    check_peak(steps, nbytes, fixed, what=label)

@@ -151,6 +151,29 @@ def test_dynamic_dims_are_checked_per_input_shape(tmp_path, backend):
     _refused(lambda: predictor(np.ones(40000, np.float32)), r"'y'.*\(40000, 40000\).*6\.0 GiB")
 
 
+@pytest.mark.parametrize("entry", ["numpy", "onnxruntime", "import_model"])
+def test_onnx_graph_total_is_checked(tmp_path, entry):
+    """Six constants of 1 MB, each under a 1 MiB tensor limit, all alive at the end: 6 MB is
+    over a 4 MiB graph limit."""
+    from gluonport.onnx import import_model
+
+    shp = numpy_helper.from_array(np.array([500, 500], np.int64), "shp")
+    nodes = [helper.make_node("ConstantOfShape", ["shp"], [f"y{i}"]) for i in range(6)]
+    outs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, ["a", "b"])
+            for i in range(6)]
+    model = helper.make_model(helper.make_graph(nodes, "six", [], outs, [shp]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = str(tmp_path / "six.onnx")
+    onnx.save(model, path)
+    load = (lambda: import_model(path)) if entry == "import_model" else \
+        (lambda: mx.load(path, backend=entry))
+    with mx.size_limit(max_tensor_bytes="1M", max_graph_bytes="4M"):
+        _refused(load, r"ConstantOfShape node 'y4'.*live tensors reach 4\.8 MiB")
+    with mx.size_limit(max_tensor_bytes="1M", max_graph_bytes="8M"):
+        load()
+
+
 @pytest.mark.parametrize("name", ["slice", "zeros", "declared", "tile"])
 def test_symbolblock_imports_refuses(attacks, name):
     _refused(lambda: mx.gluon.SymbolBlock.imports(attacks[name], ["data"]))
