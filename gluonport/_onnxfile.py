@@ -66,9 +66,10 @@ def read_model(model: Any, label: str | None = None) -> tuple[Any, str | None, s
         path = os.fspath(model)
         if "\0" in path or not os.path.isfile(path):  # isfile: a FIFO or device is refused
             raise FormatError("no such file, or not a regular file", label)
-        with open(path, "rb") as f:
-            proto = _parse(f.read(), label)
-        base_dir = os.path.dirname(os.path.realpath(path))
+        proto = _parse(_read_file(path, label), label)
+        # the folder as given, as onnxruntime resolves locations (not the real folder of a
+        # symlinked .onnx): every location must then resolve inside its real path
+        base_dir = os.path.dirname(os.path.abspath(path))
     else:
         raise FormatError(f"cannot read an ONNX model from a {type(model).__name__}; give a "
                           "path, bytes or an onnx.ModelProto", label)
@@ -77,6 +78,19 @@ def read_model(model: Any, label: str | None = None) -> tuple[Any, str | None, s
 
         check_data_digest(proto, base_dir, label)
     return proto, base_dir, label
+
+
+def _read_file(path: str, label: str) -> bytes:
+    """The whole file, opened without blocking and read only if it is a regular file (a FIFO
+    swapped in after the ``isfile`` check cannot hang the read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise FormatError(f"cannot be opened: {exc.strerror}", label) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FormatError("is not a regular file", label)
+        return f.read()
 
 
 def _parse(data: bytes, label: str) -> Any:

@@ -249,3 +249,19 @@ def test_corrupt_initializers_are_format_errors(tmp_path, mutate, text):
                  lambda: gluonport.load(str(path), backend="numpy")(X)):
         with pytest.raises(GluonportError):
             call()
+
+
+def test_symlinked_model_file_uses_the_folder_onnxruntime_reads(place):
+    """``a/model.onnx`` links to ``b/model.onnx``: onnxruntime looks for ``w.bin`` in ``a/``,
+    so that is the folder checked; ``a/w.bin`` leading out is refused."""
+    folder, secret = place
+    (folder / "b").mkdir()
+    (folder / "a").mkdir()
+    (folder / "b" / "w.bin").write_bytes(WEIGHT.tobytes())
+    real = _write(folder / "b", "w.bin")
+    os.symlink(real, folder / "a" / "model.onnx")
+    os.symlink(secret, folder / "a" / "w.bin")
+    for _, call in _entry_points(str(folder / "a" / "model.onnx")):
+        with pytest.raises(FormatError, match="outside"):
+            call()
+    np.testing.assert_array_equal(gluonport.load(real)(X), X + WEIGHT)
