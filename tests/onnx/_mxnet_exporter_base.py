@@ -25,6 +25,7 @@ Nothing here imports gluonport; inputs come from ``rng`` (a seeded RandomState).
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,3 +96,22 @@ def combinations(e: dict, cap: int, seed: int) -> Iterator[dict]:
         yield dict(zip(names, (v[o[i % len(v)]] for v, o in zip(grid, orders))))
     while True:
         yield dict(zip(names, (v[rng.randint(len(v))] for v in grid)))
+
+
+def runs(e: dict, cap: int) -> Iterator[tuple[dict, dict]]:
+    """``(combination, spec)`` for up to ``cap`` combinations of ``e`` that MXNet does not
+    skip, each spec built from one RandomState seeded by the entry's name (the suite and the
+    oracle's golden generator see the same inputs)."""
+    seed = zlib.crc32(e["name"].encode())
+    rng = np.random.RandomState(seed & 0x7FFFFFFF)
+    ran = 0
+    for tries, c in enumerate(combinations(e, cap, seed)):
+        if ran >= cap or tries >= 20 * cap:
+            return
+        spec = e["build"](rng, c)
+        if spec.get("skip"):
+            continue
+        if spec.get("op") is None:
+            spec["op"] = e["op"]
+        ran += 1
+        yield c, spec
