@@ -51,7 +51,7 @@ def main():
     arrays, meta = {}, {}
     for e in E:
         for k, (c, spec) in enumerate(runs(e, CAP)):
-            key = "%s/%d" % (e["name"], k)
+            key = f"{e['name']}/{k}"
             meta[key] = {"combination": repr(c)}
             if spec.get("check") == "range":
                 continue
@@ -62,7 +62,7 @@ def main():
             try:
                 out = model(*inputs)
             except Exception as exc:  # noqa: BLE001 - recorded for the suite to read
-                meta[key]["error"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0])
+                meta[key]["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
                 continue
             outs = [o.asnumpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
             if spec.get("dummy"):
@@ -72,7 +72,7 @@ def main():
             arrays[key + "/in"] = checksum(spec["inputs"])
             for i, o in enumerate(outs):
                 if o.size <= LIMIT:
-                    arrays["%s/out%d" % (key, i)] = o
+                    arrays[f"{key}/out{i}"] = o
     np.savez_compressed(os.path.join(HERE, "exporter_suite.npz"), **arrays)
     with open(os.path.join(HERE, "exporter_suite.json"), "w") as f:
         json.dump(meta, f, indent=0, sort_keys=True)
