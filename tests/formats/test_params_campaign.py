@@ -14,6 +14,12 @@ and read) and from a file object, the routes a user takes. Must hold, for every 
 
 The test prints the run count, the slowest input and the peak memory.
 ``GLUONPORT_FUZZ_PARAMS_N`` overrides the count (the default is the required 100,000).
+
+Measured (2026-11-26, 2-core machine shared with other jobs, load average ~7): 100,000 inputs in
+56.6 s wall (about 16 s of CPU); slowest input 121 ms; peak traced memory 0.12 MiB (a 1,916-byte
+input); 25,529 loaded, 74,471 refused. On the pre-fix reader the campaign finds the
+``AttributeError`` (``mmap`` has no ``seekable``) and the ``SyntaxError`` (NPY descr) of issue 12
+within 20,000 inputs, and it found a 1 GiB allocation from a 393-byte zip.
 """
 
 from __future__ import annotations

@@ -14,6 +14,13 @@ an empty one). Must hold, for every input:
 
 The test prints the run count, the slowest input and the peak memory of each run.
 ``GLUONPORT_FUZZ_SYMBOL_N`` overrides the count (the default is the required 20,000).
+
+Measured (2026-11-26, 2-core machine shared with other jobs, load average ~7): 20,000 inputs in
+71 s wall (about 30 s of CPU); slowest input 395 ms (one with ONNX export and imports; about
+0.18 s on its own); peak traced memory 0.20 MiB (a 1,906-byte input); 6,630 loaded, 4,699
+shape-inferred, 4,674 run, 92 exported, 184 imported. With the load-time checks switched off it
+finds ~20 distinct raw IndexError/KeyError/ValueError sites (executor, Symbol.list_outputs,
+shape rules) within 3,000 inputs.
 """
 
 from __future__ import annotations
