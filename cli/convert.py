@@ -44,8 +44,18 @@ def _dynamic_axes(dynamic_batch: bool, axes: tuple[str, ...], names: list[str]):
 
 @click.command("convert", epilog=MODEL_HELP)
 @click.argument("model")
-@click.option("-o", "--output", "dst", required=True,
+@click.option("-o", "--output", "dst", default=None,
               help="Destination: FILE.onnx (from MXNet) or a PREFIX (from ONNX).")
+@click.option("--triton-repo", default=None, metavar="DIR",
+              help="Instead of -o: write a Triton model repository entry, "
+                   "DIR/<name>/config.pbtxt and DIR/<name>/1/model.onnx.")
+@click.option("--max-batch-size", type=click.IntRange(0, 1 << 20), default=8, show_default=True,
+              help="With --triton-repo: Triton's max_batch_size (0: no batching); a model whose "
+                   "batch axis is fixed gets 0.")
+@click.option("--instance-count", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="With --triton-repo: model instances (instance_group count).")
+@click.option("--device", default="cpu", show_default=True,
+              help="With --triton-repo: cpu or cuda:N (instance_group kind).")
 @model_options
 @input_options
 @click.option("--opset", type=int, default=None, help="ONNX opset (default 17).")
@@ -60,8 +70,9 @@ def _dynamic_axes(dynamic_batch: bool, axes: tuple[str, ...], names: list[str]):
 @tolerance_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opset,
-            dynamic_batch, dynamic_axes, cut, external_data, no_verify, rtol, atol, as_json):
+def convert(ctx, model, dst, triton_repo, max_batch_size, instance_count, device, params_file,
+            epoch, input_files, input_shapes, opset, dynamic_batch, dynamic_axes, cut,
+            external_data, no_verify, rtol, atol, as_json):
     """Convert MODEL to ONNX (from MXNet files) or to MXNet files (from .onnx).
 
     \b
@@ -69,7 +80,14 @@ def convert(ctx, model, dst, params_file, epoch, input_files, input_shapes, opse
       gluonport convert sample_models/lenet_bn -o lenet.onnx --input-shape data=2,1,28,28
       gluonport convert sample_models/mlp -o mlp.onnx --input-shape data=4,10 --dynamic-batch
       gluonport convert lenet.onnx -o lenet_back      # writes lenet_back-symbol.json/-0000.params
+      gluonport convert sample_models/lenet_bn --triton-repo repo --input-shape data=1,1,28,28
     """
+    if triton_repo is not None or dst is None:
+        from .serve_cmd import triton_repo_command
+
+        return triton_repo_command(ctx, model, dst, triton_repo, max_batch_size, instance_count,
+                                   device, params_file, epoch, input_files, input_shapes, opset,
+                                   no_verify, rtol, atol, as_json)
     output_path(dst, "-o", "model" if model.endswith(".onnx") else "model.onnx")
     check_opset_option(opset)
     shapes = parse_shapes(input_shapes)
