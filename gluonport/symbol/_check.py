@@ -21,7 +21,7 @@ from ..attrs import Params
 from ..errors import FormatError, OpAttributeError
 from ._graph import Node, is_known
 
-__all__ = ["check_arity", "check_entry"]
+__all__ = ["check_arity", "check_entry", "describe"]
 
 
 def describe(k: int, node: Node) -> str:
