@@ -118,7 +118,7 @@ def check_model(proto: Any, base_dir: str | None, label: str) -> bool:
     found = False
     real_base = os.path.realpath(base_dir) if base_dir is not None else None
     for tensor in tensors:
-        if tensor.data_location == _EXTERNAL or len(tensor.external_data):
+        if tensor.data_location == _EXTERNAL:  # stale entries without it are never read
             found = True
             _check_external(tensor, real_base, label)
         else:
@@ -202,8 +202,7 @@ def _read_range(real: str, offset: int, length: int, location: str, label: str) 
 
 def external_tensors(proto: Any) -> list[Any]:
     """The tensors of ``proto`` whose data lives in external files."""
-    return [t for t in _walk(proto, "<model>")
-            if t.data_location == _EXTERNAL or len(t.external_data)]
+    return [t for t in _walk(proto, "<model>") if t.data_location == _EXTERNAL]
 
 
 def _walk(proto: Any, label: str) -> list[Any]:
@@ -274,9 +273,6 @@ def _check_external(tensor: Any, real_base: str | None, label: str) -> tuple[str
                               label)
         fields[entry.key] = entry.value
     location = fields.get("location", "")
-    if tensor.data_location != _EXTERNAL:
-        raise FormatError(f"tensor {name!r} has external_data entries but its data_location "
-                          "is not EXTERNAL", label)
     if real_base is None:
         raise FormatError(f"tensor {name!r} keeps its data in external file {location!r}, but "
                           "the model was not given as a path; load it from its .onnx file so "
