@@ -186,10 +186,10 @@ _REMEMBERED = ("model", "prefix", "factory", "params_file", "epoch", "input_file
 
 
 def _register() -> None:
-    from . import bench, convert, export_cmd, inspect_cmd, quickstart, run_cmd, validate
+    from . import bench, convert, export_cmd, inspect_cmd, quickstart, run_cmd, serve_cmd, validate
 
     for command in (export_cmd.export, convert.convert, inspect_cmd.inspect, run_cmd.run,
-                    validate.validate, bench.bench, quickstart.quickstart):
+                    validate.validate, bench.bench, quickstart.quickstart, serve_cmd.serve):
         for param in command.params:
             if param.name in _REMEMBERED and param.callback is None:
                 param.callback = remember

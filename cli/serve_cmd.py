@@ -148,9 +148,10 @@ def serve(ctx, model, params_file, epoch, input_files, input_shapes, replicas, m
 
     \b
     Examples:
-      gluonport serve sample_models/lenet_bn --input-shape data=1,1,28,28 --route /lenet
-      gluonport serve resnet18.onnx --replicas 2 --max-batch-size 16 --address auto
-      curl -H 'Content-Type: application/x-npy' --data-binary @x.npy localhost:8000/lenet
+      gluonport serve sample_models/lenet_bn --input-shape data=1,1,28,28 --check
+      gluonport serve model.onnx --replicas 2 --max-batch-size 16 --route /m
+      gluonport serve model.onnx --address auto --device cuda:0    # on a running Ray cluster
+      curl -H 'Content-Type: application/x-npy' --data-binary @x.npy localhost:8000/m
     """
     on_gpu = parse_device(device).device_type == "gpu"
     check_here = not (on_gpu and address)
@@ -173,14 +174,22 @@ def serve(ctx, model, params_file, epoch, input_files, input_shapes, replicas, m
                      batch_wait_ms=batch_wait_ms, device=device,
                      max_request_bytes=int(max_request_mb * 1024 * 1024),
                      check_device_here=check_here)
-    start(address, host=host, port=port)
-    serve_model(app, route=route, name=sm.name)
-    echo(ctx, f"serving {sm.name} with {replicas} replica(s) at http://{host}:{port}{route} "
-              "(Ctrl-C stops)")
+    import ray
+    from ray import serve as ray_serve
+
     try:
+        start(address, host=host, port=port)
+        serve_model(app, route=route, name=sm.name)
+        echo(ctx, f"serving {sm.name} with {replicas} replica(s) at http://{host}:{port}{route} "
+                  "(Ctrl-C stops)")
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        from ray import serve as ray_serve
-
-        ray_serve.delete(sm.name)
+        echo(ctx, f"stopping {sm.name}")
+    finally:
+        if ray.is_initialized():
+            if address:  # a shared cluster: remove this app only
+                ray_serve.delete(sm.name)
+            else:  # the Ray this command started
+                ray_serve.shutdown()
+                ray.shutdown()

@@ -181,18 +181,19 @@ def deployment(model: str | os.PathLike | ServeModel, *, replicas: int = 1,
 
 def start(address: str | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           num_cpus: int | None = None) -> None:
-    """Connect to a Ray cluster (``address``: ``auto``, ``ray://HOST:10001``) or start Ray
-    here, then Ray Serve's HTTP proxy on ``host:port``."""
+    """Connect to a Ray cluster (``address``: ``auto``, ``ray://HOST:10001``) or start a new
+    local Ray (``address=None``: never another process's cluster by accident), then Ray Serve's
+    HTTP proxy on ``host:port``."""
     import ray
 
     serve = import_serve()
     if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+        kwargs: dict[str, Any] = {"address": address or "local", "log_to_driver": False,
                                   "logging_level": logging.WARNING}
-        if address:
-            kwargs["address"] = address
-        elif num_cpus:
-            kwargs["num_cpus"] = num_cpus
+        if not address:
+            kwargs["include_dashboard"] = False
+            if num_cpus:
+                kwargs["num_cpus"] = num_cpus
         ray.init(**kwargs)
     serve.start(http_options={"host": host, "port": port})
 

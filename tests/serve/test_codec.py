@@ -20,7 +20,7 @@ from gluonport.errors import (
     ShapeError,
 )
 from gluonport.serve import TensorSpec, decode_request, encode_response, http_status
-from gluonport.serve._codec import NPY, NPZ, read_npy, split_batch
+from gluonport.serve._codec import NPY, NPZ, split_batch
 
 IMG = [TensorSpec("data", np.dtype(np.float32), (-1, 1, 2, 2))]
 TWO = [TensorSpec("a", np.dtype(np.float32), (-1, 3)),
