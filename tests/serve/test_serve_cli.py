@@ -109,3 +109,11 @@ def test_serve_command_end_to_end():
         reader.join(10)
     assert proc.returncode == 0, "".join(lines)
     assert "stopping lenet_bn" in "".join(lines)
+
+
+def test_serve_without_ray_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as when absent
+    monkeypatch.setitem(sys.modules, "ray.serve", None)
+    res = CliRunner().invoke(cli, ["serve", LENET, "--input-shape", "data=1,1,28,28"])
+    assert res.exit_code == 5, res.output
+    assert 'pip install "gluonport[serve]"' in res.output
