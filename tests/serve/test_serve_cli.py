@@ -117,3 +117,14 @@ def test_serve_without_ray_says_how_to_install(monkeypatch):
     res = CliRunner().invoke(cli, ["serve", LENET, "--input-shape", "data=1,1,28,28"])
     assert res.exit_code == 5, res.output
     assert 'pip install "gluonport[serve]"' in res.output
+
+
+def test_serve_on_a_gpu_that_is_not_there_fails_before_deploying():
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("this onnxruntime has the CUDA provider")
+    res = CliRunner().invoke(cli, ["serve", LENET, "--check", "--device", "cuda:0",
+                                   "--input-shape", "data=1,1,28,28"])
+    assert res.exit_code == 5, res.output
+    assert "CUDAExecutionProvider" in res.output and res.output.count("\n") == 1
