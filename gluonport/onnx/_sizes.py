@@ -136,7 +136,7 @@ def check_onnx_graph(nodes: list[onnx.NodeProto], sizes: Mapping[str, tuple[tupl
                                              else ""))
         check_tensor(what, shape, item)
         nbytes[name] = shape_bytes(shape, item)
-    steps = [(f"{n.op_type} node {n.name or n.output[0]!r}",
+    steps = [(f"{n.op_type} node {n.name or (n.output[0] if n.output else '')!r}",
               [i for i in n.input if i in made_by], [o for o in n.output if o]) for n in nodes]
     fixed = sum(b for name, b in nbytes.items() if name not in made_by)
     check_peak(steps, nbytes, fixed, what=label)

@@ -14,7 +14,7 @@ import tempfile
 
 from . import _onnxfuzz
 
-N = int(os.environ.get("GLUONPORT_ONNX_FUZZ_N", "1000"))
+N = int(os.environ.get("GLUONPORT_ONNX_FUZZ_N", "10000"))
 
 
 def test_mutated_models_raise_only_gluonport_errors():
