@@ -71,8 +71,13 @@ def triton_repo_command(ctx, model, dst, repo, max_batch_size, instance_count, d
         click.echo(json.dumps(report, indent=2))
     else:
         echo(ctx, f"wrote {', '.join(report['written'])}")
-        echo(ctx, f"max_batch_size {report['max_batch_size']}: " + _batch_line(sm, 2).replace(
-            "batched up to 2", "batch folded into max_batch_size"))
+        if not sm.batch_dynamic:
+            how = f"fixed batch, dims are the full shapes ({sm.why_fixed})"
+        elif max_batch_size == 0:
+            how = "batching off (the batch axis stays in the dims, as -1)"
+        else:
+            how = "batch axis dynamic, folded into max_batch_size; dynamic_batching on"
+        echo(ctx, f"max_batch_size {report['max_batch_size']}: {how}")
         if "max_abs_error" in report:
             state = "verified" if report["verified"] else "NOT verified"
             echo(ctx, f"{state}: max abs error {report['max_abs_error']:.3g} (rtol={rtol}, "

@@ -148,3 +148,14 @@ def test_cli_convert_triton_repo(tmp_path):
     assert res.exit_code == 2
     res = runner.invoke(cli, ["convert", prefix("lenet_bn")])
     assert res.exit_code == 2
+
+
+def test_max_batch_size_0_keeps_the_dynamic_batch_in_the_dims(tmp_path):
+    cfg = _parse(write_triton_repo(prefix("mlp"), tmp_path, max_batch_size=0,
+                                   input_shapes={"data": (1, 10)}))
+    assert cfg.max_batch_size == 0 and not cfg.HasField("dynamic_batching")
+    assert list(cfg.input[0].dims) == [-1, 10] and list(cfg.output[0].dims) == [-1, 3]
+    with pytest.raises(gluonport.errors.ArgumentError, match="max_batch_size"):
+        write_triton_repo(prefix("mlp"), tmp_path, max_batch_size=-1)
+    with pytest.raises(gluonport.errors.ArgumentError, match="instance_count"):
+        write_triton_repo(prefix("mlp"), tmp_path, instance_count=0)
