@@ -71,7 +71,10 @@ def _message(exc: BaseException, obj: dict) -> str:
         if subject and isinstance(exc, _GRAPH_ERRORS) and subject not in text:
             text = f"{subject}: {text}"
         if isinstance(exc, (ShapeError, DTypeError)):
-            text = _with_inputs(text, subject, obj.get("args", {}))
+            try:
+                text = _with_inputs(text, subject, obj.get("args", {}))
+            except Exception:  # noqa: BLE001 - a hint must never replace the error itself
+                pass
         return text
     if isinstance(exc, MemoryError):
         return (f"{subject or 'the model'}: out of memory ({one_line(str(exc))}); the model or "
