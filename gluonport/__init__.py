@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
         image,
         initializer,
         io,
+        lr_scheduler,
         metric,
         model,
         module,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ndarray,
         onnx,
         operator,
+        optimizer,
         random,
         symbol,
         util,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from . import initializer as init
     from . import module as mod
     from . import ndarray as nd
+    from . import optimizer as opt
     from . import symbol as sym
     from .attribute import AttrScope
     from .base import MXNetError
@@ -56,7 +59,9 @@ if TYPE_CHECKING:  # pragma: no cover
 _LAZY: dict[str, tuple[str, str | None]] = {
     **{m: (m, None) for m in ("attribute", "autograd", "base", "gluon", "image", "initializer",
                               "io", "metric", "model", "module", "name", "ndarray", "onnx",
-                              "operator", "random", "symbol", "util")},
+                              "operator", "random", "symbol", "util", "optimizer",
+                              "lr_scheduler")},
+    "opt": ("optimizer", None),
     "nd": ("ndarray", None), "sym": ("symbol", None), "init": ("initializer", None),
     "mod": ("module", None), "img": ("image", None),
     "AttrScope": ("attribute", "AttrScope"), "Executor": ("executor", "Executor"),
@@ -68,7 +73,8 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "ndarray", "symbol", "errors", "GluonportError", "AttrScope", "Executor", "name",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
            "io", "module", "mod", "image", "img", "metric", "autograd", "base", "util",
-           "MXNetError", "load", "Predictor", "set_size_limit", "size_limit",
+           "MXNetError", "load", "Predictor", "set_size_limit", "size_limit", "optimizer", "opt",
+           "lr_scheduler",
            "get_size_limit", "__version__"]
 
 

@@ -13,6 +13,8 @@ from . import (  # noqa: F401
     multibox,
     nn,
     norm,
+    optimizer,
+    optimizer_multi,
     output,
     pool,
     random,

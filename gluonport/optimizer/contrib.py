@@ -1,0 +1,5 @@
+"""``mx.optimizer.contrib``: GroupAdaGrad."""
+
+from .adaptive import GroupAdaGrad
+
+__all__ = ["GroupAdaGrad"]
