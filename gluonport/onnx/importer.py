@@ -41,6 +41,7 @@ from ..symbol import Group, Symbol
 from ..symbol.symbol import var
 from . import _import_ops  # noqa: F401  (registers every handler)
 from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, select_handler
+from ._import_expand import expand_functions
 from ._import_fold import Facts, fold_model
 from ._import_load import load_model
 from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
@@ -352,11 +353,14 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
     check_mode(restore_mxnet_ops)
     model, label = _prepare(model_file, check)
     opsets = _opsets(model)
+    model, not_expanded = expand_functions(model, opsets)  # function ops without a handler
     try:
         facts = fold_model(model, opsets)
     except ResourceLimitError as exc:
         raise ResourceLimitError(f"{label}: {exc}") from None
     chosen, problems = _scan_nodes(facts, opsets, label, strict)
+    problems = [(i, (op, name, f"{why}; {not_expanded[name]}" if name in not_expanded else why))
+                for i, (op, name, why) in problems]
     inits = set(facts.consts)
     restorer = Restorer.create(model, facts.nodes, facts.consts,
                                [i.name for i in model.graph.input if i.name not in inits],
