@@ -187,6 +187,17 @@ def test_label_shapes_in_in_shapes_are_accepted_and_logged(tmp_path, caplog):
                                    e / e.sum(axis=1, keepdims=True), rtol=1e-5)
 
 
+@pytest.mark.parametrize("op,label_shape", [
+    ("SoftmaxOutput", (4,)), ("LogisticRegressionOutput", (4, 5)),
+    ("LinearRegressionOutput", (4, 5)), ("MAERegressionOutput", (4, 5)), ("SVMOutput", (4,))])
+def test_every_output_op_drops_its_label(op, label_shape, tmp_path):
+    """Each legacy output op, exported with the label's shape and dtype listed (MXNet's
+    in_shapes style): one ONNX input, onnxruntime equal to the numpy executor."""
+    x = np.random.RandomState(1).uniform(-1, 1, (4, 5)).astype(np.float32)
+    spec = {"inputs": [x, np.zeros(label_shape, np.float32)], "params": {}, "op": op}
+    op_export_test(spec, tmp_path, op)
+
+
 def test_label_entries_of_dynamic_input_shapes_are_dropped(tmp_path):
     block = def_model("LinearRegressionOutput")()
     block.initialize()
