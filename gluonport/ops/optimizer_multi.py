@@ -293,9 +293,8 @@ def _mp_lamb2(p, w, g, r1, r2, w32):
     check_same_shapes("mp_lamb_update_phase2", ("weight", "g", "weight32"), (w, g, w32))
     lr = _trust_lr(p.lr, _scalar("mp_lamb_update_phase2", "r1", r1),
                    _scalar("mp_lamb_update_phase2", "r2", r2), p.lower_bound, p.upper_bound, F32)
-    new = w32 - lr * g.astype(F32)
-    w32[...] = new
-    return new.astype(w.dtype)
+    # MXNet marks weight32 mutable but its kernel only writes the output: weight32 stays as is
+    return (w32 - lr * g.astype(F32)).astype(w.dtype)
 
 
 def _norm_shape(p, in_shapes):

@@ -40,6 +40,9 @@ MAX_STATES_BYTES = 1 << 34
 class _PickledNDArray:
     """What an ``mxnet.ndarray.ndarray.NDArray`` global becomes while unpickling."""
 
+    def __new__(cls, *args: Any) -> _PickledNDArray:  # MXNet pickles NDArray.__new__'s args
+        return super().__new__(cls)
+
     def __setstate__(self, state: Any) -> None:
         if not isinstance(state, dict) or not isinstance(state.get("handle"),
                                                          (bytes, bytearray)):
@@ -224,7 +227,7 @@ class Updater:
         by_type: dict = {}
         for i, w, g in zip(indices, weights, grads):
             by_type.setdefault(w.dtype, []).append((i, w, g))
-        n = self.optimizer.aggregate_num
+        n = max(1, self.optimizer.aggregate_num)
         for rows in by_type.values():
             idxs, ws, gs = zip(*rows)
             for s in range(0, len(idxs), n):
@@ -244,7 +247,10 @@ class Updater:
         """Load what :meth:`get_states` (gluonport's or MXNet 1.9.1's) wrote."""
         self.states, optimizer = loads_states(states)
         if optimizer is not None:
+            # as a fresh Updater of that optimizer would (MXNet keeps the old flag and then
+            # loops forever when it loads a non-aggregating optimizer into an SGD updater)
             self.optimizer = optimizer
+            self.aggregate_updates = optimizer.aggregate_num > 0
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
