@@ -11,7 +11,8 @@ and a resnet18_v1 (random weights, 3x224x224), in one run on one local Ray:
 - Ray Serve at 1 and 2 replicas, without batching (``max_batch_size=1``) and with Ray Serve's
   dynamic batching (``max_batch_size=8``, ``batch_wait_ms=5``): ``--concurrency`` client
   threads POST ``.npy`` bodies over HTTP on localhost, each request timed from send to the
-  whole response read.
+  whole response read. ``mean batch`` is the mean of the ``X-Gluonport-Batch`` response header:
+how many requests ran together in the call that served each one.
 
 Requests per second is requests / wall time; p50/p99 are per-request latencies. Every
 configuration's responses are checked against the in-process output first (a benchmark of
@@ -74,14 +75,16 @@ def bench_in_process(prefix: str, x: np.ndarray, n: int) -> dict:
         lat.append(time.perf_counter() - t)
     wall = time.perf_counter() - start
     p50, p99 = _percentiles(lat)
-    return {"rps": n / wall, "p50_ms": p50, "p99_ms": p99, "failed": 0}
+    return {"rps": n / wall, "p50_ms": p50, "p99_ms": p99, "failed": 0, "mean_batch": 1.0}
 
 
-def _post(url: str, body: bytes) -> tuple[int, bytes]:
+def _post(url: str, body: bytes, joined: list | None = None) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/x-npy"})
     try:
         with urllib.request.urlopen(req, timeout=120) as resp:
+            if joined is not None:
+                joined.append(int(resp.headers.get("X-Gluonport-Batch", 1)))
             return resp.status, resp.read()
     except urllib.error.HTTPError as err:
         return err.code, err.read()
@@ -89,13 +92,14 @@ def _post(url: str, body: bytes) -> tuple[int, bytes]:
 
 def bench_http(url: str, body: bytes, n: int, concurrency: int) -> dict:
     lat: list[float] = []
+    joined: list[int] = []
     failed = 0
 
     def client(count: int) -> None:
         nonlocal failed
         for _ in range(count):
             t = time.perf_counter()
-            status, _ = _post(url, body)
+            status, _ = _post(url, body, joined)
             lat.append(time.perf_counter() - t)
             failed += status != 200
 
@@ -105,7 +109,8 @@ def bench_http(url: str, body: bytes, n: int, concurrency: int) -> dict:
         list(pool.map(client, per))
     wall = time.perf_counter() - start
     p50, p99 = _percentiles(lat)
-    return {"rps": n / wall, "p50_ms": p50, "p99_ms": p99, "failed": failed}
+    return {"rps": n / wall, "p50_ms": p50, "p99_ms": p99, "failed": failed,
+            "mean_batch": float(np.mean(joined)) if joined else 0.0}
 
 
 def main() -> None:
@@ -136,6 +141,7 @@ def main() -> None:
              log_to_driver=False, logging_level=logging.ERROR)
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     rows = []
+    print(f"load average at the start: {os.getloadavg()}", flush=True)
     try:
         for name, prefix, shape, n in models:
             x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
@@ -169,13 +175,14 @@ def main() -> None:
     finally:
         serve.shutdown()
         ray.shutdown()
-    print(f"\n{os.cpu_count()} CPUs, {args.concurrency} client threads, batch-1 requests "
-          f"(.npy over HTTP); in-process: one call at a time")
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\n{os.cpu_count()} CPUs (load average {load} at the end), {args.concurrency} client "
+          "threads, batch-1 requests (.npy over HTTP); in-process: one call at a time")
     print(table([[r["model"], r["engine"], str(r["replicas"]), r["batching"],
                   f"{r['rps']:.1f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
-                  str(r["failed"])] for r in rows],
+                  f"{r['mean_batch']:.1f}", str(r["failed"])] for r in rows],
                 ["model", "engine", "replicas", "batching", "req/s", "p50 ms", "p99 ms",
-                 "failed"]))
+                 "mean batch", "failed"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -20,10 +20,11 @@ __all__ = ["deployment", "BatchPredictor", "write_triton_repo", "triton_config",
 
 
 def deployment(model: Any, **kwargs: Any) -> Any:
-    """A Ray Serve application serving ``model``; see :func:`gluonport.serve._ray.deployment`."""
+    """A Ray Serve application serving ``model`` over HTTP (``ray.serve.run(app,
+    route_prefix="/m")``); the keyword arguments and the request format are those of
+    :func:`gluonport.serve._ray.deployment` and :mod:`gluonport.serve._codec`. Needs
+    ``pip install "gluonport[serve]"``."""
     from ._ray import deployment as _deployment
 
     return _deployment(model, **kwargs)
 
-
-deployment.__doc__ = (deployment.__doc__ or "")

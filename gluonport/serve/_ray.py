@@ -35,7 +35,8 @@ def import_serve() -> Any:
 
 class _Replica:
     """One Ray Serve replica: decodes a request, runs it (alone or in a batch), encodes the
-    response. Bad requests get a 4xx and a one-line JSON error; the replica keeps serving."""
+    response. Bad requests get a 4xx and a one-line JSON error; the replica keeps serving. The
+    response header ``X-Gluonport-Batch`` says how many requests ran in the same call."""
 
     def __init__(self, sm: ServeModel, device: str, batched: bool, max_batch_size: int,
                  batch_wait_s: float, max_request_bytes: int):
@@ -68,7 +69,7 @@ class _Replica:
                 continue
             names = list(outs)
             for i, parts in zip(idx, split_batch([outs[n] for n in names], sizes)):
-                results[i] = dict(zip(names, parts))
+                results[i] = (dict(zip(names, parts)), len(idx))
         return results
 
     async def __call__(self, request: Any) -> Any:
@@ -81,14 +82,17 @@ class _Replica:
             arrays, enc = decode_request(body, request.headers.get("content-type"),
                                          self.sm.inputs, batched=self.batched,
                                          max_bytes=self.max_request_bytes)
+            joined = 1
             if self.batched:
                 outs = await self.run_batch(arrays)
+                if isinstance(outs, BaseException):
+                    raise outs
+                outs, joined = outs
             else:
                 outs = await asyncio.to_thread(self.engine.run, arrays)
-            if isinstance(outs, BaseException):
-                raise outs
             data, ctype = encode_response(outs, enc)
-            return Response(data, media_type=ctype)
+            # how many requests ran together in the call that served this one
+            return Response(data, media_type=ctype, headers={"X-Gluonport-Batch": str(joined)})
         except GluonportError as exc:
             return Response(error_body(exc), status_code=http_status(exc), media_type=JSON)
 

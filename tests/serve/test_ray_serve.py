@@ -25,6 +25,7 @@ from tests.serve._samples import prefix  # noqa: E402
 PREFIX = prefix("lenet_bn")
 LIMIT = 256 * 1024
 TIMEOUT = 30
+JOINED: list[int] = []  # X-Gluonport-Batch of each answered request
 
 
 def _free_port() -> int:
@@ -56,6 +57,7 @@ def _post(url: str, body: bytes, ctype: str) -> tuple[int, bytes, str]:
     req = urllib.request.Request(url, data=body, headers={"Content-Type": ctype}, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+            JOINED.append(int(resp.headers["X-Gluonport-Batch"]))
             return resp.status, resp.read(), resp.headers.get("content-type", "")
     except urllib.error.HTTPError as err:
         return err.code, err.read(), err.headers.get("content-type", "")
@@ -86,8 +88,10 @@ def test_concurrent_requests_match_in_process(url):
         assert out["dtype"] == "float32" and out["shape"] == [x.shape[0], 10]
         return np.asarray(out["data"], np.float32)
 
+    JOINED.clear()
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(one, range(len(xs))))
+    assert len(JOINED) == len(xs) and all(1 <= j <= 4 for j in JOINED), JOINED
     for x, y in zip(xs, got):
         want = model(x)
         assert y.shape == want.shape
