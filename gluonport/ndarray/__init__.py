@@ -125,3 +125,7 @@ install_ndarray(globals(), invoke, NDArray, current_context)  # nd.maximum, nd.p
 populate(sys.modules[__name__], _make_function)
 for _name, _fn in contrib_checks(globals()).items():  # nd.contrib.isinf/isfinite/isnan
     setattr(sys.modules[__name__].contrib, _name, _fn)
+from ._optimizer_contrib import optimizer_wrappers  # noqa: E402
+
+for _name, _fn in optimizer_wrappers(invoke, NDArray, full).items():  # nd.contrib.adamw_update
+    setattr(sys.modules[__name__].contrib, _name, _fn)

@@ -285,7 +285,9 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
     if isinstance(ctx, str):
         ctx = _parse_ctx(ctx)
     try:
-        results = op.run(call.params, arrays, is_train=autograd.is_training())
+        inplace = out is not None and (out[0] if isinstance(out, (list, tuple)) and out
+                                       else out) is (call.inputs[0] if call.inputs else None)
+        results = op.run(call.params, arrays, is_train=autograd.is_training(), inplace=inplace)
     except GluonportError:
         raise
     except (ValueError, IndexError, TypeError) as exc:  # a numpy failure on bad input

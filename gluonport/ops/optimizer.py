@@ -85,9 +85,11 @@ def mp_type(p, in_types):
 
 
 def _op(name: str, names: tuple[str, ...], params: dict, kernel: Kernel,
-        mutate: tuple[int, ...] = (), mp: bool = False, doc: str = "") -> None:
+        mutate: tuple[int, ...] = (), mp: bool = False, doc: str = "",
+        inplace: Kernel | None = None) -> None:
     register(OpDef(name, params=params, inputs=names, aux=mutate,
                    compute=_wrap(name, names, mutate, kernel, mp),
+                   inplace_compute=_wrap(name, names, mutate, inplace, mp) if inplace else None,
                    infer_type=mp_type if mp else None, no_onnx=NO_ONNX, doc=doc))
 
 
@@ -157,19 +159,24 @@ _op("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGD_MOM, _mp_sg
 
 
 # --- NAG --------------------------------------------------------------------------------------
-def _nag_step(p, w, g, mom, t):
-    """MXNet's NAG kernel as run in place (``out=weight``): the momentum's last term sees the
-    new weight, as the kernel reads ``weight`` after writing ``out`` (and as ``mp_nag`` does)."""
+def _nag_step(p, w, g, mom, t, inplace=True):
+    """MXNet's NAG kernel. Run in place (``out=weight``, how MXNet's NAG optimizer calls it)
+    its momentum's last term reads the new weight, as the kernel reads ``weight`` after writing
+    ``out``; ``mp_nag_mom_update`` always does so."""
     lr, wd, m = t(p.lr), t(p.wd), t(p.momentum)
     g = clip(t(p.rescale_grad) * g, t(p.clip_gradient)) if p.clip_gradient >= 0 \
         else t(p.rescale_grad) * g
     mom = m * mom
     new = w - mom + (m + t(1)) * (mom - lr * (g + wd * w))
-    mom = mom - lr * (g + wd * new)
+    mom = mom - lr * (g + wd * (new if inplace else w))
     return new, mom
 
 
 def _nag(p, w, g, mom):
+    return _nag_step(p, w, g, mom, w.dtype.type, inplace=False)
+
+
+def _nag_inplace(p, w, g, mom):
     return _nag_step(p, w, g, mom, w.dtype.type)
 
 
@@ -180,7 +187,9 @@ def _mp_nag(p, w, g, mom, w32):
 
 _op("nag_mom_update", ("weight", "grad", "mom"),
     {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _nag, (2,),
-    doc="Nesterov momentum (MXNet's kernel, in place).")
+    doc="Nesterov momentum (MXNet's kernel; with ``out=weight`` the momentum sees the new "
+        "weight, as in MXNet).", inplace=_nag_inplace)
+
 _op("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"),
     {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _mp_nag, (2, 3), mp=True,
     doc="``nag_mom_update`` on a float32 master copy ``weight32``.")

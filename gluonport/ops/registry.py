@@ -82,6 +82,10 @@ class OpDef:
         Other names MXNet accepts for the op (``"_Plus"``, ``"split"``); they resolve here.
     no_onnx:
         Why there is no ONNX export, when there is none by design.
+    inplace_compute:
+        Compute for an imperative call whose ``out=`` is its first input, when MXNet's kernel
+        then gives a different result because it reads that input after writing the output
+        (``nag_mom_update(w, g, mom, out=w)``, as MXNet's NAG optimizer calls it).
     unavailable:
         ``unavailable(attrs) -> reason | None``: why a loaded node of this op cannot be built
         here (``Custom`` with an ``op_type`` nobody registered); the node then loads as a
@@ -106,6 +110,7 @@ class OpDef:
     train_compute: ComputeFn | None = None
     aliases: tuple[str, ...] = ()
     no_onnx: str | None = None
+    inplace_compute: ComputeFn | None = None
     unavailable: Callable[[Mapping[str, str]], str | None] | None = None
     var_attrs: dict[str, dict[str, str]] | Callable[[Params], dict] | None = None
     doc: str = ""
@@ -212,9 +217,13 @@ class OpDef:
         known = next((t for t in in_types if t is not None), None)
         return [known if t is None else t for t in in_types], [known] * self.n_outputs(p)
 
-    def run(self, p: Params, inputs: Sequence[np.ndarray], is_train: bool = False) -> list:
-        """Compute all outputs as a list of numpy arrays."""
+    def run(self, p: Params, inputs: Sequence[np.ndarray], is_train: bool = False,
+            inplace: bool = False) -> list:
+        """Compute all outputs as a list of numpy arrays (``inplace``: the output will be
+        written over the first input; see ``inplace_compute``)."""
         fn = self.train_compute if (is_train and self.train_compute is not None) else self.compute
+        if inplace and self.inplace_compute is not None:
+            fn = self.inplace_compute
         if fn is None:
             raise UnsupportedOpError(f"operator {self.name!r} has no numpy compute",
                                      {self.name: []})

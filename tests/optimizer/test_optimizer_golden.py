@@ -87,7 +87,16 @@ def test_optimizer_matches_mxnet(script, golden, case):
 def test_fused_ops_match_mxnet(script, golden):
     ours = _run(script.run_fused)
     assert sorted(ours) == sorted(k for k in golden if not k.startswith(("opt", "sched",
-                                                                          "states")))
+                                                                          "states", "x_")))
+    for k, v in ours.items():
+        assert_close(v, golden[k], k)
+
+
+def test_more_fused_ops_match_mxnet(script, golden):
+    """nd.contrib AdamW/LAMB wrappers (AdamW skipped for rescale_grad 0 and inf), GroupAdaGrad,
+    float16 kernels, NAG without ``out=`` and the multi master-weight SGD."""
+    ours = {"x_" + k: v for k, v in _run(script.run_fused_extra).items()}
+    assert sorted(ours) == sorted(k for k in golden if k.startswith("x_"))
     for k, v in ours.items():
         assert_close(v, golden[k], k)
 

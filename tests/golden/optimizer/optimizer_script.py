@@ -222,6 +222,82 @@ def run_fused():
     return out
 
 
+def run_fused_extra():
+    """AdamW and LAMB wrappers of nd.contrib, group AdaGrad, float16 kernels, NAG without out=."""
+    out = {}
+    ws = [_nd(80 + i, shape=(2, 3 + i)) for i in range(2)]
+    gs = [_nd(82 + i, shape=(2, 3 + i), scale=0.5) for i in range(2)]
+    ms = [_nd(84 + i, shape=(2, 3 + i), scale=0.1) for i in range(2)]
+    vs = [_nd(86 + i, shape=(2, 3 + i), scale=0.1, positive=True) for i in range(2)]
+    copies = lambda xs: [x.copy() for x in xs]  # noqa: E731
+    for k, (rescale, kw) in enumerate([(1.0, {}), (0.5, {"wd": 0.1, "clip_gradient": 0.2}),
+                                       (0.0, {}), (float("inf"), {})]):
+        w, g, m, v = ws[0].copy(), gs[0].copy(), ms[0].copy(), vs[0].copy()
+        res = mx.nd.contrib.adamw_update(w, g, m, v, rescale, lr=0.01, eta=0.5, out=w, **kw)
+        for name, a in (("out", res), ("g", g), ("m", m), ("v", v)):
+            out["adamw%d_%s" % (k, name)] = a.asnumpy()
+        w16, w32 = ws[0].astype("float16"), ws[0].astype("float16").astype("float32")
+        g16, m, v = gs[0].astype("float16"), ms[0].copy(), vs[0].copy()
+        res = mx.nd.contrib.mp_adamw_update(w16, g16, m, v, w32, rescale, lr=0.01, eta=0.5,
+                                            out=w16, **kw)
+        for name, a in (("out", res), ("w32", w32), ("m", m), ("v", v)):
+            out["mpadamw%d_%s" % (k, name)] = a.asnumpy()
+    w, m, v = copies(ws), copies(ms), copies(vs)
+    mx.nd.contrib.multi_adamw_update(w, gs, m, v, 0.5, lrs=(0.01, 0.02), wds=(0.0, 0.1),
+                                     etas=(1.0, 0.5), out=w, clip_gradient=0.3)
+    for i in range(2):
+        out["madamw_w%d" % i], out["madamw_m%d" % i] = w[i].asnumpy(), m[i].asnumpy()
+        out["madamw_v%d" % i] = v[i].asnumpy()
+    w16 = [x.astype("float16") for x in ws]
+    w32 = [x.astype("float32") for x in w16]
+    m, v = copies(ms), copies(vs)
+    mx.nd.contrib.multi_mp_adamw_update(w16, [x.astype("float16") for x in gs], m, v, w32, 1.0,
+                                        lrs=(0.01, 0.02), wds=(0.0, 0.1), etas=(1.0, 0.5),
+                                        out=w16)
+    for i in range(2):
+        out["mmpadamw_w%d" % i], out["mmpadamw_w32_%d" % i] = w16[i].asnumpy(), w32[i].asnumpy()
+        out["mmpadamw_m%d" % i] = m[i].asnumpy()
+    w, m, v = copies(ws), copies(ms), copies(vs)
+    mx.nd.contrib.multi_lamb_update(w, gs, m, v, step_count=[1, 3], lrs=[0.01, 0.02],
+                                    wds=[0.0, 0.1], out=w, lower_bound=0.5, upper_bound=3.0)
+    for i in range(2):
+        out["mlamb_w%d" % i], out["mlamb_m%d" % i] = w[i].asnumpy(), m[i].asnumpy()
+        out["mlamb_v%d" % i] = v[i].asnumpy()
+    opt = mx.optimizer.contrib.GroupAdaGrad(learning_rate=0.1, clip_gradient=0.3)
+    u = mx.optimizer.get_updater(opt)
+    w = ws[1].copy()
+    for step in range(3):
+        u(0, _nd(200 + step, shape=(2, 4)), w)
+        out["groupadagrad_w%d" % step] = w.asnumpy()
+        out["groupadagrad_h%d" % step] = u.states[0].asnumpy()
+    for k, (name, n_in, kw) in enumerate([
+            ("sgd_update", 2, {"lr": 0.1, "wd": 0.1}),
+            ("sgd_mom_update", 3, {"lr": 0.1, "momentum": 0.9, "wd": 0.1}),
+            ("adam_update", 4, {"lr": 0.01, "wd": 0.1}),
+            ("multi_sgd_update", 2, {"lrs": (0.1,), "wds": (0.1,), "num_weights": 1})]):
+        arrays = [x.astype("float16") for x in (ws[0], gs[0], ms[0], vs[0])[:n_in]]
+        res = getattr(mx.nd, name)(*arrays, out=arrays[0], **kw)
+        res = res[0] if isinstance(res, (list, tuple)) else res
+        out["f16_%d_out" % k] = res.asnumpy()
+        for j, a in enumerate(arrays[2:]):
+            out["f16_%d_s%d" % (k, j)] = a.asnumpy()
+    w, m = ws[0].copy(), ms[0].copy()
+    res = mx.nd.nag_mom_update(w, gs[0], m, lr=0.1, momentum=0.9, wd=0.1)
+    out["nag_noout"], out["nag_noout_m"], out["nag_noout_w"] = (res.asnumpy(), m.asnumpy(),
+                                                                w.asnumpy())
+    w16 = [x.astype("float16") for x in ws]
+    w32 = [x.astype("float32") for x in w16]
+    m = copies(ms)
+    mx.nd.multi_mp_sgd_mom_update(*[x for t in zip(w16, [x.astype("float16") for x in gs], m,
+                                                   w32) for x in t],
+                                  out=w16, lrs=(0.1, 0.2), wds=(0.01, 0.0), momentum=0.9,
+                                  num_weights=2)
+    for i in range(2):
+        out["mmpsgdm_w%d" % i], out["mmpsgdm_w32_%d" % i] = w16[i].asnumpy(), w32[i].asnumpy()
+        out["mmpsgdm_m%d" % i] = m[i].asnumpy()
+    return out
+
+
 def run_schedulers():
     out = {}
     counts = [0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 15, 20, 25, 30, 40]
@@ -276,6 +352,7 @@ def run():
             for key, v in run_optimizer(name, kw).items():
                 out["opt%d_%s" % (k, key)] = v
         out.update(run_fused())
+        out.update({"x_" + k: v for k, v in run_fused_extra().items()})
         out.update(run_schedulers())
         out.update(run_states())
     return out
