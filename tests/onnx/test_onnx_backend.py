@@ -31,8 +31,6 @@ EXCLUDE: dict[str, list[str]] = {
     "sampling grids / deformable / col2im / RoiAlign / MaxUnpool: not mapped": [
         r"^test_gridsample", r"^test_affine_grid", r"^test_basic_deform_conv",
         r"^test_deform_conv", r"^test_col2im", r"^test_roialign", r"^test_maxunpool"],
-    "scatter family: MXNet 1.x has no scatter-into-a-tensor op": [
-        r"^test_scatter", r"^test_tensorscatter"],
     "data-dependent output shapes (MXNet 1.x graphs are static; box_nms pads with -1)": [
         r"^test_nonmaxsuppression_", r"^test_unique_", r"^test_nonzero"],
     "CumProd, ReverseSequence, ImageDecoder, TfIdfVectorizer: no MXNet 1.x op": [
