@@ -146,14 +146,34 @@ def loads_states(data: bytes, label: str = "<states>") -> tuple[dict, Optimizer 
         if not isinstance(optimizer, Optimizer):
             raise FormatError(f"{label}: the second element is {type(optimizer).__name__}, not "
                               "an optimizer")
-        if not isinstance(getattr(optimizer, "__dict__", None), dict) or not hasattr(
-                optimizer, "idx2name"):
-            raise FormatError(f"{label}: the pickled optimizer has no state")
+        _check_optimizer(optimizer, label)
     if not isinstance(loaded, dict):
         raise FormatError(f"{label}: expected a dict of index -> state, got "
                           f"{type(loaded).__name__}")
     states = {k: _resolve(v, label) for k, v in loaded.items()}
     return states, optimizer
+
+
+def _check_optimizer(opt: Optimizer, label: str) -> None:
+    """The attributes every optimizer uses have the types MXNet's have."""
+    from ..lr_scheduler import LRScheduler
+
+    d = getattr(opt, "__dict__", None)
+    checks = {"idx2name": dict, "lr_mult": dict, "wd_mult": dict, "num_update": int,
+              "begin_num_update": int, "_index_update_count": dict, "aggregate_num": int,
+              "_all_index_update_counts": dict}
+    for name, kind in checks.items():
+        if not isinstance(d, dict) or not isinstance(d.get(name), kind):
+            raise FormatError(f"{label}: the pickled {type(opt).__name__} has no valid "
+                              f"{name!r}; the file is not an optimizer states pickle")
+    sched = d.get("lr_scheduler")
+    if sched is not None and not isinstance(sched, LRScheduler):
+        raise FormatError(f"{label}: the pickled optimizer's lr_scheduler is a "
+                          f"{type(sched).__name__}, not a learning-rate scheduler")
+    for name in ("lr", "wd", "rescale_grad"):
+        value = d.get(name)
+        if value is not None and not isinstance(value, (int, float)):
+            raise FormatError(f"{label}: the pickled optimizer's {name} is not a number")
 
 
 class _MXPickler(pickle._Pickler):  # type: ignore[misc,name-defined]
