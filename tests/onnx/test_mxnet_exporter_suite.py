@@ -151,6 +151,54 @@ def test_onnx_export(name, tmp_path):
     assert not failed, f"{len(failed)} of {ran} combinations fail:\n" + "\n".join(failed)
 
 
+def _grid_golden() -> dict[str, dict]:
+    """exporter_grid.npz unpacked: {entry: {combination index: (checksum, {output: array})}}."""
+    dtypes = ["bool", "int8", "uint8", "int32", "int64", "float16", "float32", "float64"]
+    out: dict[str, dict] = {}
+    with np.load(GOLDEN.replace("exporter_suite", "exporter_grid") + ".npz") as z:
+        for name in {k.split("/")[0] for k in z.files}:
+            values, entry = z[name + "/values"], {}
+            for row in z[name + "/checksums"]:
+                sums = row[1:]
+                entry[int(row[0])] = (sums[~np.isnan(sums)], {})
+            for k, i, off, size, code, ndim, *dims in z[name + "/index"]:
+                arr = values[off:off + size].astype(dtypes[code]).reshape(dims[:ndim])
+                entry[int(k)][1][int(i)] = arr
+            out[name] = entry
+    return out
+
+
+GRID = _grid_golden()
+
+
+@pytest.mark.parametrize("name", sorted(GRID))
+def test_numpy_executor_matches_mxnet_on_the_whole_grid(name):
+    """Every combination of MXNet's grid whose outputs are small (up to 256 elements; 4,571 of
+    the 9,918 MXNet does not skip): the block's imperative forward (the numpy executor) equals
+    MXNet 1.9.1's hybridized one (gen_exporter_suite.py)."""
+    golden, failed, seen = GRID[name], [], 0
+    for k, (c, spec) in enumerate(runs(ENTRIES[name], 10 ** 9)):
+        if k not in golden:
+            continue
+        seen += 1
+        checksum, outs = golden[k]
+        what = f"{name} {c}"
+        try:
+            np.testing.assert_allclose(_checksum(spec["inputs"]), checksum, rtol=1e-12,
+                                       err_msg=f"{what}: not the inputs the oracle saw")
+            inputs = [mx.nd.array(x, dtype=x.dtype) for x in spec["inputs"]]
+            block = def_model(spec["op"], spec.get("dummy", False), **spec["params"])()
+            got = _outputs(block(*inputs))
+            if spec.get("zero_first"):
+                got[0][0] = 0
+            for i, ref in outs.items():
+                _compare(got[i], ref, spec, f"{what} out{i} (numpy executor vs MXNet 1.9.1)")
+        except Exception as exc:  # every failing combination is listed, not only the first
+            failed.append(f"{c}: {type(exc).__name__}: {str(exc).strip()[:300]}")
+    assert seen == len(golden), f"{name}: {seen} of the oracle's {len(golden)} combinations ran"
+    assert not failed, f"{len(failed)} of {len(golden)} combinations fail:\n" + "\n".join(failed)
+
+
 def test_table_mirrors_mxnet():
     """131 test functions of MXNet's module, 12,310 combinations in their grids."""
     assert len(E) == 131
