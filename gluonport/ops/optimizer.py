@@ -87,10 +87,15 @@ def mp_type(p, in_types):
 def _op(name: str, names: tuple[str, ...], params: dict, kernel: Kernel,
         mutate: tuple[int, ...] = (), mp: bool = False, doc: str = "",
         inplace: Kernel | None = None) -> None:
-    register(OpDef(name, params=params, inputs=names, aux=mutate,
+    aliases = (f"_sparse_{name}",) if name in _SPARSE_ALIASES else ()
+    register(OpDef(name, params=params, inputs=names, aux=mutate, aliases=aliases,
                    compute=_wrap(name, names, mutate, kernel, mp),
                    inplace_compute=_wrap(name, names, mutate, inplace, mp) if inplace else None,
                    infer_type=mp_type if mp else None, no_onnx=NO_ONNX, doc=doc))
+
+
+#: MXNet registers these under a ``_sparse_`` name too (its row_sparse entry points)
+_SPARSE_ALIASES = ("sgd_update", "sgd_mom_update", "adam_update", "ftrl_update")
 
 
 def _lr():
