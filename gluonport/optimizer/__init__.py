@@ -19,8 +19,9 @@ from .adaptive import (
 )
 from .optimizer import Optimizer, OptimizerError, create, register
 from .sgd import DCASGD, LARS, LBSGD, NAG, SGD, SGLD, Signum, ccSGD
-from .updater import Updater, get_updater
+from .updater import Updater, get_updater, load_states
 
 __all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LARS", "LBSGD",
            "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum", "LAMB", "Test",
-           "Updater", "ccSGD", "create", "get_updater", "register", "contrib", "OptimizerError"]
+           "Updater", "ccSGD", "create", "get_updater", "register", "contrib", "OptimizerError",
+           "load_states"]

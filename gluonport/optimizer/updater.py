@@ -22,7 +22,7 @@ from ..errors import FormatError, GluonportError
 from ..ndarray import NDArray
 from .optimizer import Optimizer
 
-__all__ = ["Updater", "get_updater", "loads_states", "dumps_states"]
+__all__ = ["Updater", "get_updater", "loads_states", "dumps_states", "load_states"]
 
 _MX_ND = ("mxnet.ndarray.ndarray", "NDArray")
 _OPT_MODULE = "mxnet.optimizer.optimizer"
@@ -174,6 +174,25 @@ def _check_optimizer(opt: Optimizer, label: str) -> None:
         value = d.get(name)
         if value is not None and not isinstance(value, (int, float)):
             raise FormatError(f"{label}: the pickled optimizer's {name} is not a number")
+
+
+def load_states(fname: str) -> tuple[dict, Optimizer | None]:
+    """Read a ``.states`` file (``Trainer.save_states``, ``Module.save_optimizer_states``, or
+    ``open(f, 'wb').write(updater.get_states())``) safely: ``(states, optimizer or None)``.
+
+    Errors name the file: a missing or non-regular file, a crafted or malformed pickle.
+    """
+    import os
+
+    from ..formats._regular import open_regular
+
+    with open_regular(fname, "optimizer states file") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_STATES_BYTES:
+            raise FormatError(f"{size} bytes is larger than any states file allowed",
+                              os.fspath(fname))
+        data = f.read()
+    return loads_states(data, os.fspath(fname))
 
 
 class _MXPickler(pickle._Pickler):  # type: ignore[misc,name-defined]

@@ -188,3 +188,22 @@ def test_optimizer_with_scheduler_and_mults():
     assert opt._get_lrs([0, 1]) == [0.125, 0.25]
     with pytest.raises(UserWarning):
         opt.set_learning_rate(0.1)
+
+
+def test_load_states_file(tmp_path):
+    u = mx.optimizer.get_updater(mx.optimizer.create("adam"))
+    u(0, mx.nd.ones((3,)), mx.nd.ones((3,)))
+    path = tmp_path / "model.states"
+    path.write_bytes(u.get_states(dump_optimizer=True))
+    states, opt = mx.optimizer.load_states(str(path))
+    assert type(opt).__name__ == "Adam" and set(states) == {0}
+    with pytest.raises(FormatError, match="no such optimizer states file"):
+        mx.optimizer.load_states(str(tmp_path / "missing.states"))
+    with pytest.raises(FormatError, match="is a folder"):
+        mx.optimizer.load_states(str(tmp_path))
+    marker, cases = _crafted(tmp_path)
+    bad = tmp_path / "bad.states"
+    bad.write_bytes(cases["os.system"])
+    with pytest.raises(FormatError, match="bad.states.*refusing global"):
+        mx.optimizer.load_states(str(bad))
+    assert not os.path.exists(marker)
