@@ -102,20 +102,31 @@ class _StatesUnpickler(pickle.Unpickler):
         raise FormatError(f"{self.label}: persistent ids are not allowed in a states pickle")
 
 
-def _resolve(obj: Any, label: str, depth: int = 0) -> Any:
-    """Replace unpickled NDArray placeholders by NDArrays; check the states' structure."""
+def _resolve(obj: Any, label: str, memo: dict, depth: int = 0) -> Any:
+    """Replace unpickled NDArray placeholders by NDArrays; check the states' structure.
+
+    ``memo`` (id -> result) visits an object shared by several containers once, so a pickle of
+    a deeply shared structure costs its size, not its number of paths.
+    """
     if depth > 32:
         raise FormatError(f"{label}: optimizer states are nested too deeply")
+    key = id(obj)
+    if key in memo:
+        return memo[key][1]
     if isinstance(obj, _PickledNDArray):
         if not hasattr(obj, "array"):
             raise FormatError(f"{label}: an NDArray in the states pickle has no state")
-        return obj.array
-    if obj is None or isinstance(obj, (int, float, str, bool)):
+        out: Any = obj.array
+    elif obj is None or isinstance(obj, (int, float, str, bool)):
         return obj
-    if isinstance(obj, (tuple, list)):
-        items = [_resolve(x, label, depth + 1) for x in obj]
-        return tuple(items) if isinstance(obj, tuple) else items
-    raise FormatError(f"{label}: unexpected {type(obj).__name__} among the optimizer states")
+    elif isinstance(obj, (tuple, list)):
+        items = [_resolve(x, label, memo, depth + 1) for x in obj]
+        out = tuple(items) if isinstance(obj, tuple) else items
+    else:
+        raise FormatError(f"{label}: unexpected {type(obj).__name__} among the optimizer "
+                          "states")
+    memo[key] = (obj, out)  # keeps obj alive, so its id is not reused
+    return out
 
 
 def loads_states(data: bytes, label: str = "<states>") -> tuple[dict, Optimizer | None]:
@@ -150,7 +161,8 @@ def loads_states(data: bytes, label: str = "<states>") -> tuple[dict, Optimizer 
     if not isinstance(loaded, dict):
         raise FormatError(f"{label}: expected a dict of index -> state, got "
                           f"{type(loaded).__name__}")
-    states = {k: _resolve(v, label) for k, v in loaded.items()}
+    memo: dict = {}
+    states = {k: _resolve(v, label, memo) for k, v in loaded.items()}
     return states, optimizer
 
 

@@ -207,3 +207,19 @@ def test_load_states_file(tmp_path):
     with pytest.raises(FormatError, match="bad.states.*refusing global"):
         mx.optimizer.load_states(str(bad))
     assert not os.path.exists(marker)
+
+
+def test_shared_and_deep_structures_are_cheap():
+    import time
+
+    a: list = [None]
+    for _ in range(30):  # 2**30 paths through 30 shared lists
+        a = [a, a]
+    updater = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    start = time.perf_counter()
+    updater.set_states(pickle.dumps({0: a}))
+    assert time.perf_counter() - start < 5
+    for _ in range(10):
+        a = [a]
+    with pytest.raises(FormatError, match="nested too deeply"):
+        updater.set_states(pickle.dumps({0: a}))
