@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     _import_ops_nn,
     _import_ops_reduce,
     _import_ops_rnn,
+    _import_ops_sampling,
     _import_ops_scatter,
     _import_ops_shape,
 )

@@ -1,0 +1,84 @@
+"""Col2Im -> col2im and RoiAlign -> _contrib_ROIAlign (gluonport/onnx/_import_ops_sampling.py),
+against onnxruntime on the same model."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from gluonport.errors import UnsupportedOpError
+from gluonport.onnx.backend import prepare
+from gluonport.onnx.importer import import_graph
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=18):
+    graph = helper.make_graph(nodes, "sampling", inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _check(model, feeds, rtol=1e-5, atol=1e-5):
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - an onnxruntime older than the opset
+        pytest.skip(f"onnxruntime {ort.__version__} cannot run the reference: {exc}")
+    want = sess.run(None, feeds)[0]
+    np.testing.assert_allclose(prepare(model).run(feeds)[0], want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("pads,strides,dilations", [
+    ([1, 0, 2, 1], [1, 1], [1, 1]),  # asymmetric: folded into a padded image and sliced
+    ([1, 1, 1, 1], [2, 1], [1, 2]),
+])
+def test_col2im_matches_onnxruntime(pads, strides, dilations):
+    image, block = [6, 7], [2, 3]
+    sizes = [(image[d] + pads[d] + pads[d + 2] - dilations[d] * (block[d] - 1) - 1)
+             // strides[d] + 1 for d in range(2)]
+    cols = 2 * block[0] * block[1]
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], pads=pads,
+                            strides=strides, dilations=dilations)
+    inits = [numpy_helper.from_array(np.array(image, np.int64), "image"),
+             numpy_helper.from_array(np.array(block, np.int64), "block")]
+    length = sizes[0] * sizes[1]
+    model = _model([node], [_vi("x", TensorProto.FLOAT, [2, cols, length])],
+                   [_vi("y", TensorProto.FLOAT, [2, 2] + image)], inits)
+    x = np.random.default_rng(0).standard_normal((2, cols, length)).astype(np.float32)
+    _check(model, {"x": x})
+
+
+def _roi_model(opset, **attrs):
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], name="roi",
+                            output_height=3, output_width=4, **attrs)
+    return _model([node], [_vi("x", TensorProto.FLOAT, [2, 3, 10, 12]),
+                           _vi("rois", TensorProto.FLOAT, [5, 4]),
+                           _vi("idx", TensorProto.INT64, [5])],
+                  [_vi("y", TensorProto.FLOAT, [5, 3, 3, 4])], opset=opset)
+
+
+@pytest.mark.parametrize("opset,attrs", [
+    (10, {}),  # opset 10: output_half_pixel, the only behaviour then
+    (16, {}),  # opset 16's default: half_pixel (MXNet's aligned=True)
+    (16, {"coordinate_transformation_mode": "output_half_pixel", "sampling_ratio": 2,
+          "spatial_scale": 0.5}),
+])
+def test_roi_align_matches_onnxruntime(opset, attrs):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 10, 12)).astype(np.float32)
+    corner = rng.uniform(0, 6, (5, 2))
+    rois = np.concatenate([corner, corner + rng.uniform(1.5, 5, (5, 2))], 1)
+    feeds = {"x": x, "rois": rois.astype(np.float32), "idx": np.array([0, 1, 1, 0, 1])}
+    _check(_roi_model(opset, **attrs), feeds)
+
+
+def test_roi_align_max_is_refused():
+    with pytest.raises(UnsupportedOpError, match=r"'roi'.*mode='max'.*averages"):
+        import_graph(_roi_model(16, mode="max"))
