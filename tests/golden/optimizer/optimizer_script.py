@@ -46,6 +46,16 @@ OPTIMIZERS = [
     ("lars", {"momentum": 0.9, "multi_precision": True, "dtype": "float16"}),
     ("lbsgd", {"momentum": 0.9}),
     ("test", {}),
+    ("lbsgd", {"momentum": 0.9, "batch_scale": 2, "warmup_epochs": 1, "updates_per_epoch": 4}),
+    ("lbsgd", {"warmup_strategy": "lars", "batch_scale": 2, "wd": 0.01}),
+    ("lbsgd", {"warmup_strategy": "sqrt", "batch_scale": 3, "warmup_epochs": 1,
+               "updates_per_epoch": 3}),
+    ("signum", {"multi_precision": True, "dtype": "float16"}),
+    ("rmsprop", {"centered": True, "multi_precision": True, "dtype": "float16"}),
+    ("adagrad", {"multi_precision": True, "dtype": "float16"}),
+    ("ftml", {"multi_precision": True, "dtype": "float16"}),
+    ("nadam", {"scheduler": True}),
+    ("adam", {"names": True, "lr_mult": {"fc_bias": 2.0}, "wd": 0.1, "begin_num_update": 3}),
 ]
 
 
