@@ -4,9 +4,10 @@ gluonport's exporter tags every ONNX node with the MXNet node it lowers (``doc_s
 node's key) and writes one record per MXNet node to the model's ``gluonport.provenance``
 metadata: ``{key: {"op", "attrs", "inputs", "outputs"}}`` (op name, attribute strings verbatim,
 ONNX names of its input and output tensors). Some lowerings use ONNX ops that MXNet 1.x has no
-equivalent for (``box_nms`` through ``Unique``/``ScatterND``/``NonMaxSuppression``, ``ROIAlign``
-through ``RoiAlign``): such a model could not be imported back. For a model gluonport wrote,
-the importer replaces the ONNX nodes of such an MXNet node (its *group*) with the original op.
+equivalent for (``box_nms`` through ``Unique``/``ScatterND``/``NonMaxSuppression``,
+``Proposal`` through ``NonMaxSuppression``): such a model could not be imported back. For a
+model gluonport wrote, the importer replaces the ONNX nodes of such an MXNet node (its
+*group*) with the original op.
 
 A group is collapsed only when the record explains it completely, checked before anything is
 built: the op exists and takes the recorded attributes, inputs and output count; every

@@ -388,8 +388,8 @@ def import_model(model_file: Any, strict: bool = False, restore_mxnet_ops: str =
         import with a warning).
     restore_mxnet_ops : {'auto', 'always', 'never'}
         For a model gluonport exported (its provenance metadata): ``'auto'`` replaces the ONNX
-        nodes of an MXNet op whose lowering cannot be imported (``box_nms``, ``ROIAlign``,
-        ``Proposal``... use ops MXNet 1.x lacks) by that original op with its recorded
+        nodes of an MXNet op whose lowering cannot be imported (``box_nms``, ``Proposal``,
+        ``MultiBoxDetection``... use ops MXNet 1.x lacks) by that original op with its recorded
         attributes; ``'always'`` does so for every op it can; ``'never'`` imports every node
         through the ONNX importers. Other producers' models are never changed.
 

@@ -125,7 +125,8 @@ def ssd_case(rng):
 CASES = {
     "box_nms": (box_nms_case, {"nms": "_contrib_box_nms"}, "Unique"),
     "box_nms_hidden_output": (box_nms_hidden_case, {"nms": "_contrib_box_nms"}, "ScatterND"),
-    "roialign": (roialign_case, {"roialign": "_contrib_ROIAlign"}, "RoiAlign"),
+    # ONNX RoiAlign imports onto _contrib_ROIAlign itself: nothing to restore, same numbers
+    "roialign": (roialign_case, {}, "RoiAlign"),
     "proposal": (proposal_case, {"proposal": "_contrib_Proposal"}, "NonMaxSuppression"),
     "multiproposal": (multiproposal_case, {"proposal": "_contrib_MultiProposal"},
                       "NonMaxSuppression"),
@@ -175,7 +176,7 @@ def test_round_trip_restores_the_mxnet_op(name, opset):
     _assert_same(_run(back, arg, aux, feed), forward(sym, {**feed, **params}), tol)
 
 
-@pytest.mark.parametrize("name", ["box_nms", "roialign", "ssd_mini"])
+@pytest.mark.parametrize("name", ["box_nms", "ssd_mini"])
 def test_never_keeps_the_normal_error(name):
     model = _build(name)[-1]
     with pytest.raises(UnsupportedOpError, match="cannot be imported into MXNet") as info:
@@ -337,7 +338,7 @@ def _spy(model, key: str) -> None:
     model.graph.node.append(helper.make_node("Identity", [first.output[0]], ["spy"], name="spy"))
 
 
-@pytest.mark.parametrize("name, key", [("roialign", "roialign"), ("ssd_mini", "detection")])
+@pytest.mark.parametrize("name, key", [("ssd_mini", "detection")])
 def test_group_read_outside_is_refused(name, key):
     model = _build(name)[-1]
     _spy(model, key)
