@@ -1,5 +1,6 @@
 """Import handlers for ONNX ops that sample or fold image windows: Col2Im -> ``col2im``,
-RoiAlign -> ``_contrib_ROIAlign``.
+RoiAlign -> ``_contrib_ROIAlign``, GridSample -> ``BilinearSampler``, AffineGrid ->
+``GridGenerator``.
 
 * ``Col2Im``: MXNet's ``col2im`` pads symmetrically; asymmetric ``pads`` fold into the padded
   image (``pad=0``, ``output_size`` grown by both pads) and slice it back.
@@ -7,6 +8,10 @@ RoiAlign -> ``_contrib_ROIAlign``.
   default from opset 16) is MXNet's ``aligned=True``, ``output_half_pixel`` (opset 10's only
   behaviour) ``aligned=False``; ``sampling_ratio=0`` (adaptive) is MXNet's ``-1``. MXNet's
   ROIAlign averages: ``mode='max'`` is refused.
+* ``GridSample`` / ``AffineGrid``: MXNet's grids are ``(N, 2, H, W)`` and corner-aligned
+  (``align_corners=1``); ``align_corners=0`` rescales the grid (or theta). Bilinear sampling
+  with zero padding on 2-D images only: nearest/cubic modes, border/reflection padding and
+  3-D grids are refused.
 """
 
 from __future__ import annotations
@@ -64,3 +69,56 @@ def roi_align(ctx: ImportContext, x: Value, rois: Value, batch_indices: Value, *
                   spatial_scale=float(spatial_scale),
                   sample_ratio=int(sampling_ratio) if sampling_ratio > 0 else -1,
                   aligned=ctm == "half_pixel")
+
+
+def _corner_scale(ctx: ImportContext, height: int, width: int, align_corners: int
+                  ) -> tuple[float, float]:
+    """``(sx, sy)``: ONNX's ``align_corners=0`` coordinates are MXNet's (always aligned to the
+    corner pixels' centres) times ``(W-1)/W`` and ``(H-1)/H``."""
+    if min(height, width) < 2:
+        raise ctx.fail(f"a {height}x{width} grid: MXNet's sampling grids need at least 2x2")
+    if align_corners:
+        return 1.0, 1.0
+    return (width - 1) / width, (height - 1) / height
+
+
+@importer("GridSample", since=16)
+def grid_sample(ctx: ImportContext, x: Value, grid: Value, *, align_corners: int = 0,
+                mode: str = "bilinear", padding_mode: str = "zeros") -> object:
+    """``BilinearSampler`` on the grid moved to ``(N, 2, Ho, Wo)``; for ``align_corners=0``
+    the grid is stretched by ``W/(W-1)``, ``H/(H-1)`` onto MXNet's corner-aligned scale."""
+    if mode not in ("bilinear", "linear") or padding_mode != "zeros":
+        raise ctx.fail(f"mode={mode!r}, padding_mode={padding_mode!r}: MXNet's "
+                       "BilinearSampler samples bilinearly with zero padding only")
+    if x.rank != 4:
+        raise ctx.fail(f"{x.rank}-d input: MXNet's BilinearSampler is 2-D (N, C, H, W)")
+    height, width = (x.shape[2], x.shape[3])
+    if not (isinstance(height, int) and isinstance(width, int)):
+        raise ctx.fail("GridSample needs the input's height and width")
+    sx, sy = _corner_scale(ctx, height, width, align_corners)
+    g = ctx.op("transpose", grid.sym, axes=(0, 3, 1, 2))
+    if not align_corners:
+        scale = np.array([1 / sx, 1 / sy]).reshape(1, 2, 1, 1)
+        g = ctx.op("broadcast_mul", g, ctx.const(scale, np.dtype(grid.dtype or np.float32),
+                                                 "corners"))
+    return ctx.op("BilinearSampler", x.sym, g)
+
+
+@importer("AffineGrid", since=20)
+def affine_grid(ctx: ImportContext, theta: Value, size: Value, *, align_corners: int = 0
+                ) -> object:
+    """``GridGenerator(transform_type='affine')`` (2-D), its grid moved to ``(N, H, W, 2)``;
+    for ``align_corners=0`` theta's x and y columns are scaled by ``(W-1)/W``, ``(H-1)/H``."""
+    dims = size.ints()
+    if len(dims) != 4:
+        raise ctx.fail(f"size {dims}: MXNet's GridGenerator makes 2-D grids (N, C, H, W)")
+    height, width = dims[2], dims[3]
+    sx, sy = _corner_scale(ctx, height, width, align_corners)
+    t = theta.sym
+    if not align_corners:
+        t = ctx.op("broadcast_mul", t, ctx.const(np.array([[[sx, sy, 1.0]]]),
+                                                 np.dtype(theta.dtype or np.float32),
+                                                 "corners"))
+    g = ctx.op("GridGenerator", ctx.op("Reshape", t, shape=(-1, 6)), transform_type="affine",
+               target_shape=(height, width))
+    return ctx.op("transpose", g, axes=(0, 2, 3, 1))
