@@ -159,3 +159,15 @@ def test_max_batch_size_0_keeps_the_dynamic_batch_in_the_dims(tmp_path):
         write_triton_repo(prefix("mlp"), tmp_path, max_batch_size=-1)
     with pytest.raises(gluonport.errors.ArgumentError, match="instance_count"):
         write_triton_repo(prefix("mlp"), tmp_path, instance_count=0)
+
+
+def test_every_model_form_gluonport_load_accepts(tmp_path):
+    x_shape = {"data": (1, 10)}
+    by_prefix = prepare_model(prefix("mlp"), input_shapes=x_shape)
+    by_symbol = prepare_model(prefix("mlp") + "-symbol.json", input_shapes=x_shape)
+    assert by_prefix.name == by_symbol.name == "mlp"
+    onnx_file = tmp_path / "mlp.onnx"
+    onnx_file.write_bytes(by_prefix.onnx)
+    by_onnx = prepare_model(str(onnx_file))
+    assert by_onnx.name == "mlp" and by_onnx.batch_dynamic
+    assert [s.dims for s in by_onnx.outputs] == [s.dims for s in by_prefix.outputs] == [(-1, 3)]
