@@ -197,14 +197,14 @@ def _from_mxnet(path: str, given: dict, dtypes: Any, params_file: str | None,
 def _from_onnx(path: str) -> tuple[Any, str]:
     import onnx
 
-    from .._onnxfile import read_model
+    from .._onnxfile import external_tensors, load_external_data, read_model
 
     proto, base_dir, label = read_model(path)
-    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer):
-        from onnx.external_data_helper import load_external_data_for_model
-
+    # Our reader, not onnx's: it reads only the ranges read_model checked (no symlinks out of
+    # the folder, no FIFOs), and finds external data in Constant attributes and subgraphs too.
+    if external_tensors(proto):
         proto = onnx.ModelProto.FromString(proto.SerializeToString())
-        load_external_data_for_model(proto, base_dir or ".")
+        load_external_data(proto, base_dir or "", label)
     return proto, ""
 
 
