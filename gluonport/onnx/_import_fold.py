@@ -22,6 +22,7 @@ from .._onnxfile import tensor_to_array
 from ..errors import FormatError
 from ._import_load import infer_value_info
 from ._import_symbolic import known_vector, reshape_hints, try_symbolic
+from ._import_unroll import Names, unroll
 
 __all__ = ["Facts", "fold_model", "tensor_info", "NO_FOLD", "try_symbolic"]
 
@@ -126,6 +127,16 @@ def _fold_shape(node: onnx.NodeProto, types: dict) -> list[np.ndarray] | None:
     return [np.array(shape[slice(start, end)], np.int64)]
 
 
+def _node_model(node: onnx.NodeProto, opsets: dict) -> onnx.ModelProto:
+    """``node`` alone in a model of the graph's opsets (onnx's reference evaluator given a bare
+    node runs it at the newest opset: an opset-11 Unsqueeze's ``axes`` attribute fails)."""
+    ins = list(dict.fromkeys(n for n in node.input if n))
+    graph = helper.make_graph([node], "fold", [onnx.ValueInfoProto(name=n) for n in ins],
+                              [onnx.ValueInfoProto(name=n) for n in node.output if n])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v)
+                                                   for d, v in opsets.items()])
+
+
 def _evaluate(node: onnx.NodeProto, consts: dict, opsets: dict) -> list[np.ndarray] | None:
     from onnx.reference import ReferenceEvaluator
 
@@ -133,7 +144,7 @@ def _evaluate(node: onnx.NodeProto, consts: dict, opsets: dict) -> list[np.ndarr
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            ev = ReferenceEvaluator(node, opsets=opsets)
+            ev = ReferenceEvaluator(_node_model(node, opsets))
             outs = ev.run(None, feeds)
     except Exception:  # noqa: BLE001 - not foldable here: the converter will deal with it
         return None
@@ -248,7 +259,15 @@ def _fold_round(nodes: list, consts: dict, types: dict, opsets: dict, symbolic: 
     """One pass over ``nodes``: fold what is known (into ``consts``), note named-dim shape
     vectors (into ``symbolic``); returns the remaining nodes and whether anything folded."""
     remaining, folded = [], False
+    names = None
     for node in nodes:
+        if node.op_type in ("If", "Loop", "Scan"):  # iterations known: unrolled (next round)
+            names = names or Names(nodes, set(consts) | set(types))
+            body = unroll(node, consts, types, names, opsets.get("", 1))
+            if body is not None:
+                remaining.extend(body)
+                folded = True
+                continue
         outs = try_fold(node, consts, types, opsets)
         if outs is None:
             vec = try_symbolic(node, consts, types, symbolic, exprs) if node.output else None

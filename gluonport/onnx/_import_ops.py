@@ -1,6 +1,7 @@
 """Imports every family of ONNX import handlers (each registers itself in the table)."""
 
 from . import (  # noqa: F401
+    _import_ops_control,
     _import_ops_extra,
     _import_ops_image,
     _import_ops_math,

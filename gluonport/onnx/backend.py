@@ -148,11 +148,28 @@ def _shape_inputs(model: onnx.ModelProto, err: UnsupportedOpError) -> list[str]:
     inputs = {i.name: i for i in model.graph.input if i.name not in inits}
     needed = getattr(err, "needs_const", set())
     names = [n for n in needed if n in inputs]
+    if len(names) < len(needed):  # computed values: the graph inputs they are computed from
+        names += [n for n in _upstream(model, set(needed) - set(names)) if n in inputs
+                  and n not in names]
     if len(names) < len(needed):
         ints = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
         names += [n for n, i in inputs.items() if n not in names
                   and i.type.tensor_type.elem_type in ints]
     return names
+
+
+def _upstream(model: onnx.ModelProto, names: set[str]) -> list[str]:
+    """Every tensor the ``names`` are computed from (in the top-level graph)."""
+    producer = {o: n for n in model.graph.node for o in n.output if o}
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in producer:
+            todo.extend(i for i in producer[name].input if i)
+    return sorted(seen - names)
 
 
 def _prepare(model: onnx.ModelProto, strict: bool) -> GluonportRep:

@@ -1,0 +1,250 @@
+"""Control flow whose iterations are known while importing, unrolled into the graph.
+
+MXNet 1.x graphs are static; an ONNX ``If`` whose condition folds to a constant, a ``Scan``
+whose sequence length is static, and a ``Loop`` with a constant trip count whose body passes
+its condition through unchanged become plain nodes here, during constant folding
+(:mod:`._import_fold` calls :func:`unroll` on each node it cannot fold):
+
+* ``If``: the taken branch's nodes;
+* ``Scan`` (opset 9+): the body once per step, each scan input sliced with ``Gather`` at the
+  step (from the end for reverse directions), the states threaded through, each scan output
+  stacked with ``Unsqueeze`` + ``Concat`` along its axis;
+* ``Loop``: the body ``M`` times (``M`` a constant; the ``cond`` input absent or true, and the
+  body's condition output its condition input), loop-carried values threaded, scan outputs
+  stacked along a new first axis.
+
+Every tensor a copy of a body makes is renamed uniquely (``<node>__<step>__<name>``); names
+the body reads from outside stay. Past ``_MAX_NODES`` copied nodes the node stays as it is (and
+is refused, with the reason, by its import handler).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ._import_expand import _rename_graph
+
+__all__ = ["unroll", "Names"]
+
+_MAX_NODES = 20_000  # nodes one unrolled Scan/Loop may add
+
+
+class Names:
+    """Fresh tensor names, unique against every name the graph already uses."""
+
+    def __init__(self, nodes: list, extra: set[str]):
+        self.used = set(extra)
+        for n in nodes:
+            self.used.update(n.input)
+            self.used.update(n.output)
+
+    def fresh(self, name: str) -> str:
+        out, k = name, 0
+        while out in self.used:
+            k += 1
+            out = f"{name}_{k}"
+        self.used.add(out)
+        return out
+
+
+def _graph(node: onnx.NodeProto, name: str) -> onnx.GraphProto | None:
+    for a in node.attribute:
+        if a.name == name and a.type == onnx.AttributeProto.GRAPH:
+            return a.g
+    return None
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def _const(names: Names, base: str, value: np.ndarray) -> tuple[onnx.NodeProto, str]:
+    out = names.fresh(base)
+    return helper.make_node("Constant", [], [out], value=numpy_helper.from_array(value)), out
+
+
+def inline_graph(g: onnx.GraphProto, inputs: dict[str, str], names: Names, prefix: str
+                 ) -> tuple[list[onnx.NodeProto], list[str]]:
+    """``g``'s nodes with its inputs bound to ``inputs`` (formal -> actual) and its own
+    tensors renamed ``prefix + name``; returns the nodes and the actual names of its outputs."""
+    mapping = dict(inputs)
+    out: list[onnx.NodeProto] = []
+    for t in g.initializer:
+        mapping[t.name] = names.fresh(prefix + t.name)
+        out.append(helper.make_node("Constant", [], [mapping[t.name]], value=t))
+    for n in g.node:
+        for o in n.output:
+            if o:
+                mapping[o] = names.fresh(prefix + o)
+    for n in g.node:
+        new = onnx.NodeProto()
+        new.CopyFrom(n)
+        new.input[:] = [mapping.get(x, x) if x else "" for x in n.input]
+        new.output[:] = [mapping[x] if x else "" for x in n.output]
+        new.name = prefix + (n.name or n.op_type)
+        for a in new.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_graph(a.g, {}, mapping)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    _rename_graph(sub, {}, mapping)
+        out.append(new)
+    return out, [mapping.get(o.name, o.name) for o in g.output]
+
+
+def _base(node: onnx.NodeProto) -> str:
+    return (node.name or node.output[0] or node.op_type).replace("/", "_")
+
+
+def _bind(node: onnx.NodeProto, results: list[str]) -> list[onnx.NodeProto]:
+    return [helper.make_node("Identity", [r], [o]) for o, r in zip(node.output, results) if o]
+
+
+def _unroll_if(node: onnx.NodeProto, consts: dict, names: Names) -> list | None:
+    cond = consts.get(node.input[0])
+    if cond is None or cond.size != 1:
+        return None
+    branch = _graph(node, "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch")
+    if branch is None:
+        return None
+    nodes, outs = inline_graph(branch, {}, names, f"{_base(node)}__")
+    return nodes + _bind(node, outs)
+
+
+def _stack(parts: list[str], axis: int, names: Names, base: str, opset: int) -> list:
+    """Nodes stacking ``parts`` along a new ``axis`` into ``base``'s output name."""
+    nodes, ups = [], []
+    for p in parts:
+        up = names.fresh(f"{base}__up")
+        if opset >= 13:
+            c, axes = _const(names, f"{base}__axes", np.array([axis], np.int64))
+            nodes += [c, helper.make_node("Unsqueeze", [p, axes], [up])]
+        else:
+            nodes.append(helper.make_node("Unsqueeze", [p], [up], axes=[axis]))
+        ups.append(up)
+    return nodes, ups
+
+
+def _unroll_scan(node: onnx.NodeProto, types: dict, names: Names, opset: int) -> list | None:
+    body = _graph(node, "body")
+    m = int(_attr(node, "num_scan_inputs", 0))
+    if body is None or opset < 9 or m < 1:
+        return None
+    n_state = len(node.input) - m
+    scans = list(node.input[n_state:])
+    in_axes = list(_attr(node, "scan_input_axes", None) or [0] * m)
+    in_dirs = list(_attr(node, "scan_input_directions", None) or [0] * m)
+    k = len(body.output) - n_state
+    out_axes = list(_attr(node, "scan_output_axes", None) or [0] * k)
+    out_dirs = list(_attr(node, "scan_output_directions", None) or [0] * k)
+    length = None
+    for j, name in enumerate(scans):
+        shape = types.get(name, (None, None))[1]
+        if shape is None:
+            return None
+        ax = in_axes[j] + len(shape) if in_axes[j] < 0 else in_axes[j]
+        in_axes[j] = ax
+        if not isinstance(shape[ax], int):
+            return None
+        length = shape[ax]
+    if not length or length * max(len(body.node), 1) > _MAX_NODES:
+        return None
+    base = _base(node)
+    nodes: list = []
+    states = list(node.input[:n_state])
+    outs: list[list[str]] = [[] for _ in range(k)]
+    for t in range(length):
+        binding = dict(zip([i.name for i in body.input[:n_state]], states))
+        for j, name in enumerate(scans):
+            step = length - 1 - t if in_dirs[j] else t
+            c, idx = _const(names, f"{base}__t{t}", np.array(step, np.int64))
+            sl = names.fresh(f"{base}__{t}__in{j}")
+            nodes += [c, helper.make_node("Gather", [name, idx], [sl], axis=in_axes[j])]
+            binding[body.input[n_state + j].name] = sl
+        copy, results = inline_graph(body, binding, names, f"{base}__{t}__")
+        nodes += copy
+        states = results[:n_state]
+        for j in range(k):
+            outs[j].append(results[n_state + j])
+    nodes += _bind(node, states)
+    for j in range(k):
+        if len(node.output) <= n_state + j or not node.output[n_state + j]:
+            continue
+        parts = outs[j][::-1] if out_dirs[j] else outs[j]
+        axis = out_axes[j]
+        if axis < 0:  # counted on the stacked output: one more dim than the body's output
+            tt = body.output[n_state + j].type.tensor_type
+            if not tt.HasField("shape"):
+                return None
+            axis += len(tt.shape.dim) + 1
+        more, ups = _stack(parts, axis, names, f"{base}__out{j}", opset)
+        nodes += more + [helper.make_node("Concat", ups, [node.output[n_state + j]],
+                                          axis=axis)]
+    return nodes
+
+
+def _passes_cond(body: onnx.GraphProto) -> bool:
+    """The body's condition output is its condition input (directly or via Identity)."""
+    cond_in, cond_out = body.input[1].name, body.output[0].name
+    if cond_out == cond_in:
+        return True
+    return any(n.op_type == "Identity" and list(n.output) == [cond_out]
+               and list(n.input) == [cond_in] for n in body.node)
+
+
+def _unroll_loop(node: onnx.NodeProto, consts: dict, names: Names, opset: int) -> list | None:
+    body = _graph(node, "body")
+    trip = consts.get(node.input[0]) if node.input and node.input[0] else None
+    cond = consts.get(node.input[1]) if len(node.input) > 1 and node.input[1] else True
+    if body is None or trip is None or trip.size != 1 or cond is None:
+        return None
+    if not bool(np.asarray(cond).reshape(-1)[0]) or not _passes_cond(body):
+        return None
+    count = int(trip.reshape(-1)[0])
+    if count < 1 or count * max(len(body.node), 1) > _MAX_NODES:
+        return None
+    base = _base(node)
+    carried = list(node.input[2:])
+    n_carried = len(carried)
+    k = len(body.output) - 1 - n_carried
+    nodes: list = []
+    c, cond_name = _const(names, f"{base}__cond", np.array(True))
+    nodes.append(c)
+    outs: list[list[str]] = [[] for _ in range(k)]
+    for t in range(count):
+        c, it = _const(names, f"{base}__i{t}", np.array(t, np.int64))
+        nodes.append(c)
+        binding = {body.input[0].name: it, body.input[1].name: cond_name}
+        binding.update(zip([i.name for i in body.input[2:]], carried))
+        copy, results = inline_graph(body, binding, names, f"{base}__{t}__")
+        nodes += copy
+        carried = results[1:1 + n_carried]
+        for j in range(k):
+            outs[j].append(results[1 + n_carried + j])
+    nodes += _bind(node, carried)
+    for j in range(k):
+        if len(node.output) <= n_carried + j or not node.output[n_carried + j]:
+            continue
+        more, ups = _stack(outs[j], 0, names, f"{base}__out{j}", opset)
+        nodes += more + [helper.make_node("Concat", ups, [node.output[n_carried + j]], axis=0)]
+    return nodes
+
+
+def unroll(node: onnx.NodeProto, consts: dict, types: dict, names: Names, opset: int
+           ) -> list | None:
+    """The nodes replacing ``node`` (an If, Scan or Loop of the default domain whose
+    iterations are known), or None to keep it."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    if node.op_type == "If":
+        return _unroll_if(node, consts, names)
+    if node.op_type == "Scan":
+        return _unroll_scan(node, types, names, opset)
+    if node.op_type == "Loop":
+        return _unroll_loop(node, consts, names, opset)
+    return None
