@@ -66,19 +66,36 @@ def file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def check_data_digest(proto: Any, base_dir: str | None, label: str) -> None:
+# One load passes the gate two or three times (import, then each onnxruntime session); a file
+# whose identity (device, inode, size, modification time) is unchanged is not hashed again.
+_DIGESTS: dict[tuple[int, int, int, int], str] = {}
+
+
+def _data_sha256(path: str) -> str:
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        digest = file_sha256(path)
+        if len(_DIGESTS) > 256:
+            _DIGESTS.clear()
+        _DIGESTS[key] = digest
+    return digest
+
+
+def check_data_digest(proto: Any, external: list[Any], base_dir: str | None,
+                      label: str) -> None:
     """Refuse ``proto`` (read from a file in ``base_dir``) if it records a data digest that its
-    external data file does not have. Locations must already be checked (``check_model``)."""
+    external data file does not have. ``external`` are its tensors stored outside the file
+    (the reader lists them). Locations must already be checked (``check_model``)."""
     want = None
     for prop in proto.metadata_props:
         if prop.key == DIGEST_KEY:
             want = prop.value
     if want is None or base_dir is None:
         return
-    from ._onnxfile import external_tensors
-
     locations = set()
-    for tensor in external_tensors(proto):
+    for tensor in external:
         for entry in tensor.external_data:
             if entry.key == "location":
                 locations.add(entry.value)
@@ -90,7 +107,7 @@ def check_data_digest(proto: Any, base_dir: str | None, label: str) -> None:
                           "altered after it was written. Re-export the model", label)
     location = locations.pop()
     try:
-        got = file_sha256(os.path.join(base_dir, location))
+        got = _data_sha256(os.path.join(base_dir, location))
     except OSError as exc:
         raise FormatError(f"external data file {location!r} cannot be read: {exc}",
                           label) from None

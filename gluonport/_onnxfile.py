@@ -24,6 +24,7 @@ import os
 import stat
 from typing import Any
 
+from ._onnxdigest import check_data_digest
 from .errors import FormatError
 
 __all__ = ["read_model", "check_model", "load_external_data", "external_tensors", "model_label",
@@ -74,9 +75,7 @@ def read_model(model: Any, label: str | None = None) -> tuple[Any, str | None, s
         raise FormatError(f"cannot read an ONNX model from a {type(model).__name__}; give a "
                           "path, bytes or an onnx.ModelProto", label)
     if check_model(proto, base_dir, label):
-        from ._onnxdigest import check_data_digest  # the .onnx and its data: one write?
-
-        check_data_digest(proto, base_dir, label)
+        check_data_digest(proto, external_tensors(proto), base_dir, label)  # one write?
     return proto, base_dir, label
 
 
