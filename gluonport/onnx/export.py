@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__, dtypes
+from .. import dtypes
 from .._hashing import file_digest
+from .._version import __version__
 from ..errors import ConversionError, GluonportError, InputShapeError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol
