@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .. import _cv_resize
+from .._rng import generator
 from ..attrs import Bool, Float, FloatTuple, Int, Shape
 from ..errors import OpAttributeError, ShapeError
 from ._shape import fmt
@@ -54,8 +55,6 @@ _NHWC = "(N, height, width, channels)"
 
 
 def _generator() -> np.random.Generator:
-    from ..random import generator  # late: gluonport.random imports the nd front end
-
     return generator()
 
 

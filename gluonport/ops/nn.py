@@ -274,17 +274,10 @@ register(OpDef(
 
 
 # --- Dropout -------------------------------------------------------------------------------------
-_FALLBACK_RNG: list[np.random.Generator] = []
-
-
 def _rng() -> np.random.Generator:
     """The generator for dropout masks: ``gluonport.random``'s, so ``mx.random.seed`` applies."""
-    try:
-        from ..random import generator  # late: gluonport.random imports the nd front end
-    except ImportError:  # pragma: no cover - only while gluonport.random is absent
-        if not _FALLBACK_RNG:
-            _FALLBACK_RNG.append(np.random.default_rng(0))
-        return _FALLBACK_RNG[0]
+    from .._rng import generator
+
     return generator()
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import dtypes
+from .._rng import generator
 from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ..errors import OpAttributeError, ShapeError
 from ._shape import known
@@ -41,8 +42,6 @@ _NO_ONNX = ("ONNX has no gamma or Poisson sampler (MXNet's samplers are rejectio
 
 
 def _rng() -> np.random.Generator:
-    from ..random import generator  # late: gluonport.random imports the nd front end
-
     return generator()
 
 
