@@ -35,7 +35,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import GluonportError, UnsupportedOpError
+import numpy as np
+
+from .errors import GluonportError
+from .ops import custom as _custom_op
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators"]
 
@@ -134,21 +137,19 @@ def get_all_registered_operators() -> list[str]:
     return list(_PROPS)
 
 
-def _is_registered(op_type: str | None) -> bool:
-    return op_type in _PROPS
+def _run(prop: CustomOpProp, args: list[np.ndarray], aux: list[np.ndarray],
+         out_shapes: list[tuple], out_types: list[np.dtype]) -> list[np.ndarray]:
+    """Create ``prop``'s CustomOp and run its ``forward`` (``is_train=False``) on NDArrays."""
+    from .context import cpu
+    from .ndarray import NDArray
+
+    op = prop.create_operator(cpu(), [list(a.shape) for a in args],
+                              [a.dtype.type for a in args])
+    out_data = [NDArray(np.zeros(s, t)) for s, t in zip(out_shapes, out_types)]
+    op.forward(is_train=False, req=["write"] * len(out_data), in_data=[NDArray(a) for a in args],
+               out_data=out_data, aux=[NDArray(a) for a in aux])
+    return [o.asnumpy() for o in out_data]
 
 
-def _make_prop(op_type: str, kwargs: dict[str, str], node: str = "") -> CustomOpProp:
-    """Instantiate the registered prop of ``op_type`` with the node's keyword strings."""
-    where = f"node {node!r}: " if node else ""
-    cls = _PROPS.get(op_type)
-    if cls is None:
-        raise UnsupportedOpError(
-            f"{where}Custom op_type {op_type!r} is not registered; import the module that "
-            f"defines it with @gluonport.operator.register({op_type!r}) (MXNet needed the "
-            "same before loading the graph)", {"Custom": [node] if node else []})
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise GluonportError(f"{where}Custom op_type {op_type!r}: {cls.__name__}(**{kwargs}) "
-                             f"failed: {exc}") from None
+# the Custom op (ops/custom.py) runs the props registered here
+_custom_op.attach_runtime(_PROPS, _run)

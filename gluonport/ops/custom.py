@@ -4,17 +4,22 @@ The node's attributes are ``op_type`` (the name given to ``@operator.register``)
 keyword arguments of the call, kept as strings and handed to the registered ``CustomOpProp``
 as MXNet does. Inputs, auxiliary states, outputs and shape/type inference come from that prop;
 the compute creates its ``CustomOp`` and calls ``forward(is_train=False, ...)`` with NDArrays.
+
+The Python side lives a layer above, in :mod:`gluonport.operator`: when imported, it hands this
+module the table of registered props and the function that runs a ``CustomOp`` on NDArrays
+(:func:`attach_runtime`), the way user ONNX converters are registered onto an ``OpDef``. Until
+then no ``op_type`` is registered, and a graph with a ``Custom`` node loads but does not run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..attrs import Params, ParamSpec, is_hidden_key, to_attr_string
-from ..errors import GluonportError, OpAttributeError, ShapeError
+from ..errors import GluonportError, OpAttributeError, ShapeError, UnsupportedOpError
 from .registry import OpDef, register
 
 
@@ -35,24 +40,51 @@ class _CustomSpec(ParamSpec):
 
 
 _PROP_CACHE: dict[tuple[type, Params], Any] = {}
+# set by gluonport.operator: "props" {op_type: CustomOpProp subclass}, "run" (see attach_runtime)
+_RUNTIME: dict[str, Any] = {"props": {}}
+
+#: ``run(prop, args, aux, out_shapes, out_dtypes) -> outputs``: create the prop's CustomOp and run
+#: its ``forward`` on numpy arrays (wrapped as the NDArrays user code expects).
+Runner = Callable[[Any, list[np.ndarray], list[np.ndarray], list[tuple], list[np.dtype]],
+                  list[np.ndarray]]
+
+
+def attach_runtime(props: Mapping[str, type], run: Runner) -> None:
+    """Give ``Custom`` its Python side: the live table of registered props (``op_type`` -> a
+    ``CustomOpProp`` subclass) and the function running a ``CustomOp``. Called once, by
+    :mod:`gluonport.operator` when it is imported."""
+    _RUNTIME["props"] = props
+    _RUNTIME["run"] = run
+
+
+def _make_prop(op_type: str, kwargs: dict[str, str], node: str = "") -> Any:
+    """Instantiate the registered prop of ``op_type`` with the node's keyword strings."""
+    where = f"node {node!r}: " if node else ""
+    cls = _RUNTIME["props"].get(op_type)
+    if cls is None:
+        raise UnsupportedOpError(
+            f"{where}Custom op_type {op_type!r} is not registered; import the module that "
+            f"defines it with @gluonport.operator.register({op_type!r}) (MXNet needed the "
+            "same before loading the graph)", {"Custom": [node] if node else []})
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise GluonportError(f"{where}Custom op_type {op_type!r}: {cls.__name__}(**{kwargs}) "
+                             f"failed: {exc}") from None
 
 
 def _prop(p: Params) -> Any:
-    from .. import operator
-
-    cls = operator._PROPS.get(p.op_type)
+    cls = _RUNTIME["props"].get(p.op_type)
     hit = _PROP_CACHE.get((cls, p)) if cls is not None else None
     if hit is None:
         kwargs = {k: v for k, v in p.as_dict().items() if k != "op_type"}
-        hit = _PROP_CACHE[(cls, p)] = operator._make_prop(p.op_type, kwargs)
+        hit = _PROP_CACHE[(cls, p)] = _make_prop(p.op_type, kwargs)
     return hit
 
 
 def _unavailable(attrs: Mapping[str, str]) -> str | None:
-    from .. import operator
-
     op_type = attrs.get("op_type")
-    if operator._is_registered(op_type):
+    if op_type in _RUNTIME["props"]:
         return None
     return (f"Custom op_type {op_type!r} is not registered: import the module that defines it "
             f"with @gluonport.operator.register({op_type!r}) before loading the graph")
@@ -109,22 +141,11 @@ def _infer_type(p: Params, in_types: list) -> tuple[list, list]:
 
 
 def _compute(p: Params, *arrays: np.ndarray) -> list[np.ndarray]:
-    from ..context import cpu
-    from ..ndarray import NDArray
-
-    n_in, n_aux, n_out = _arity(p)
+    n_in = _arity(p)[0]
     args = [np.ascontiguousarray(a) for a in arrays[:n_in]]
     out_shapes = _infer_shape(p, [a.shape for a in arrays])[1]
     out_types = _infer_type(p, [a.dtype for a in arrays])[1]
-    prop = _prop(p)
-    op = prop.create_operator(cpu(), [list(a.shape) for a in args],
-                              [a.dtype.type for a in args])
-    in_data = [NDArray(a) for a in args]
-    aux = [NDArray(a) for a in arrays[n_in:]]
-    out_data = [NDArray(np.zeros(s, t)) for s, t in zip(out_shapes, out_types)]
-    op.forward(is_train=False, req=["write"] * n_out, in_data=in_data, out_data=out_data,
-               aux=aux)
-    return [o.asnumpy() for o in out_data]
+    return _RUNTIME["run"](_prop(p), args, list(arrays[n_in:]), out_shapes, out_types)
 
 
 register(OpDef(
