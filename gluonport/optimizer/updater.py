@@ -219,8 +219,10 @@ class _MXPickler(pickle._Pickler):  # type: ignore[misc,name-defined]
         self.save(module)
         self.save(name)
         self.write(pickle.STACK_GLOBAL)
-        self.write(pickle.EMPTY_TUPLE)
-        self.write(pickle.NEWOBJ)
+        if (module, name) == _MX_ND:  # MXNet's NDArray.__reduce__: NDArray(None), then state
+            self.write(pickle.NONE + pickle.TUPLE1 + pickle.REDUCE)
+        else:  # optimizers and schedulers: cls.__new__(cls), then their __dict__
+            self.write(pickle.EMPTY_TUPLE + pickle.NEWOBJ)
         self.save(state)
         self.write(pickle.BUILD)
 

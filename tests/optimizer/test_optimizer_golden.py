@@ -154,3 +154,28 @@ def test_our_states_round_trip(script, golden, slot):
     only = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
     only.set_states(updater.get_states(dump_optimizer=False))
     assert set(only.states) == set(updater.states)
+
+
+def test_our_pickles_use_mxnets_layout(golden):
+    """Up to the first NDArray, our get_states pickle has MXNet's opcodes and values (the rest
+    differs only in memoization): NDArray(None) by REDUCE, then {'handle': bytearray(...)} by
+    BUILD, which is what MXNet's unpickler needs. (Checked by hand once: MXNet 1.9.1 loads
+    gluonport's pickles of all six STATE_CASES and continues to the same weights.)"""
+    import pickletools
+
+    import gluonport as mx
+
+    def first_ndarray(blob: bytes) -> list:
+        ops = []
+        for op, arg, _ in pickletools.genops(blob):
+            if op.name in ("FRAME", "MEMOIZE", "PROTO"):
+                continue
+            ops.append((op.name, arg))
+            if op.name == "BUILD":
+                return ops
+        raise AssertionError("no BUILD")
+
+    mxnet_blob = golden["states0_0"].tobytes()
+    updater = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    updater.set_states(mxnet_blob)
+    assert first_ndarray(updater.get_states()) == first_ndarray(mxnet_blob)
