@@ -1,4 +1,4 @@
-"""Inference-time rewrite of a :class:`~gluonport.executor.GraphPlan`: epilogues in place.
+"""Inference-time rewrite of a :class:`~gluonport.symbol.executor.GraphPlan`: epilogues in place.
 
 A CNN spends most executor time in Convolution; the rest goes to the passes after it
 (BatchNorm, ``relu``/``clip``, ``elemwise_add``), each of which used to allocate a new output.

@@ -17,9 +17,9 @@ from .. import ndarray as _nd
 from .. import symbol as _sym
 from ..context import Context
 from ..errors import DeferredInitializationError, GluonportError, ShapeError
-from ..executor import GraphPlan
 from ..ndarray import NDArray
 from ..symbol import Symbol
+from ..symbol.executor import GraphPlan
 from ._utils import flatten, regroup
 from .block import Block
 

@@ -26,7 +26,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 
 from .._onnxfile import tensor_to_array
 from ..errors import GraphError, UnsupportedOpError
-from ..executor import GraphPlan
+from ..symbol.executor import GraphPlan
 from .importer import ImportedGraph, import_graph
 
 __all__ = ["GluonportBackend", "GluonportRep", "prepare", "run_model", "run_node",

@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import ValidationError
-from ..executor import GraphPlan
 from ..symbol import Symbol
 from ..symbol import load as sym_load
+from ..symbol.executor import GraphPlan
 from .export import _Graph, _load_params, label_inputs
 
 __all__ = ["verify", "VerifyReport", "OutputError", "random_inputs", "bisect", "BisectResult",

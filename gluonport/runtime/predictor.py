@@ -90,9 +90,9 @@ def _from_onnx(files: ModelFiles, ctx: Context, backend: str | None, options: Ru
 def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str] | None,
                  ctx: Context, backend: str | None, options: RuntimeOptions,
                  as_ndarray: bool) -> Predictor:
-    from ..executor import GraphPlan
     from ..symbol._graph import label_inputs, topo_order
     from ..symbol._infer import check_budget, var_shape_attr
+    from ..symbol.executor import GraphPlan
     from .graph import OnnxGraph, graph_exports
 
     pvals = {k: _plain(v) for k, v in params.items()}

@@ -346,8 +346,8 @@ class Symbol(OpSurface):
     # --- execution --------------------------------------------------------------------------
     def bind(self, ctx: Any, args: Any, args_grad: Any = None, grad_req: str = "write",
              aux_states: Any = None, group2ctx: Any = None, shared_exec: Any = None):
-        """An :class:`~gluonport.executor.Executor` over the given argument arrays."""
-        from ..executor import Executor
+        """An :class:`~gluonport.symbol.executor.Executor` over the given argument arrays."""
+        from .executor import Executor
 
         return Executor(self, ctx, args, aux_states, grad_req=grad_req)
 
@@ -355,7 +355,7 @@ class Symbol(OpSurface):
                     stype_dict: Any = None, group2ctx: Any = None, shared_arg_names: Any = None,
                     shared_exec: Any = None, shared_buffer: Any = None, **kwargs: Any):
         """Bind with zero-filled arrays whose shapes are inferred from ``kwargs``."""
-        from ..executor import Executor
+        from .executor import Executor
 
         return Executor.simple(self, ctx, type_dict or {}, kwargs, grad_req=grad_req)
 
