@@ -42,7 +42,11 @@ class Namer:
 
 
 class ExportContext:
-    """Shared state of one export plus the view of the node being converted."""
+    """Shared state of one export plus the view of the node being converted.
+
+    Implements :class:`gluonport.ops.lowering.LoweringContext`, the typed view the op files'
+    ONNX lowerings are written against (``tests/ops/test_lowering.py`` checks every member).
+    """
 
     def __init__(self, opset: int, namer: Namer):
         self.opset = opset

@@ -24,14 +24,14 @@ import math
 
 import numpy as np
 
-from ._onnx import attach, simple
-from ._shape_onnx import Dims, deliver
+from .lowering import LoweringContext, deliver, lowering, simple
+from .lowering.dims import Dims
 from .reduce import onnx_reduce
 
 __all__: list[str] = []
 
 
-def _f(ctx, value, dtype, hint: str = "c") -> str:
+def _f(ctx: LoweringContext, value, dtype, hint: str = "c") -> str:
     return ctx.const(np.asarray(value, dtype=dtype), hint)
 
 
@@ -42,7 +42,7 @@ def _calc(dtype) -> np.dtype:
 
 
 # --- elementwise -----------------------------------------------------------------------------
-def _div_sqrt_dim_onnx(ctx) -> None:
+def _div_sqrt_dim_onnx(ctx: LoweringContext) -> None:
     """``x / sqrt(d)`` with the divisor cast to ``x``'s dtype (integer ``Div`` truncates, as
     MXNet's integer kernel does)."""
     dt = np.dtype(ctx.dtype)
@@ -58,7 +58,7 @@ def _div_sqrt_dim_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Div", [ctx.inputs[0], divisor]))
 
 
-def _quadratic_onnx(ctx) -> None:
+def _quadratic_onnx(ctx: LoweringContext) -> None:
     """``x * (a * x + b) + c`` at float (double for float64) precision, cast back."""
     p, dt = ctx.params, np.dtype(ctx.dtype)
     calc = _calc(dt)
@@ -70,14 +70,14 @@ def _quadratic_onnx(ctx) -> None:
 
 
 # --- interleaved attention matmuls -----------------------------------------------------------
-def _head_dim(ctx, i: int, parts: int) -> int:
+def _head_dim(ctx: LoweringContext, i: int, parts: int) -> int:
     dims = Dims(ctx, i)
     if dims.dyn[2]:
         raise ctx.fail("the projection (last) dimension must be fixed, not dynamic")
     return dims.static[2] // (parts * ctx.params.heads)
 
 
-def _split_heads(ctx, i: int, parts: int, part: int, perm: list[int]) -> str:
+def _split_heads(ctx: LoweringContext, i: int, parts: int, part: int, perm: list[int]) -> str:
     """Block ``part`` of input ``i`` as ``(batch*heads, ...)`` in ``perm`` order of
     ``(seq, batch*heads, dim)``."""
     dim = _head_dim(ctx, i, parts)
@@ -86,14 +86,14 @@ def _split_heads(ctx, i: int, parts: int, part: int, perm: list[int]) -> str:
     return ctx.make("Transpose", [x], perm=perm)
 
 
-def _scaled(ctx, qk: str, dim: int) -> str:
+def _scaled(ctx: LoweringContext, qk: str, dim: int) -> str:
     scale = np.float32(1.0 / math.sqrt(np.float32(dim)))
     return ctx.make("Mul", [qk, _f(ctx, scale, ctx.dtype, "scale")])
 
 
 def _qk_onnx(parts: int, k_input: int):
     """``q @ k^T / sqrt(dim)``: q is block 0 of input 0, k the first block after the queries."""
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         q = _split_heads(ctx, 0, parts, 0, [1, 0, 2])                          # (BH, Sq, D)
         k_parts, k_part = (parts, 1) if k_input == 0 else (2, 0)
         k = _split_heads(ctx, k_input, k_parts, k_part, [1, 2, 0])             # (BH, D, Sk)
@@ -103,7 +103,7 @@ def _qk_onnx(parts: int, k_input: int):
 
 def _valatt_onnx(parts: int):
     """``att @ v`` back to ``(seq, batch, heads * dim)``: v is the last block of input 0."""
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         v = _split_heads(ctx, 0, parts, parts - 1, [1, 0, 2])                  # (BH, Sk, D)
         out = ctx.make("Transpose", [ctx.make("MatMul", [ctx.inputs[1], v])], perm=[1, 0, 2])
         width = _head_dim(ctx, 0, parts) * ctx.params.heads
@@ -112,7 +112,7 @@ def _valatt_onnx(parts: int):
 
 
 # --- grids and bilinear sampling -------------------------------------------------------------
-def _grid_sample(ctx, data: str, grid_nchw: str, dtype) -> str:
+def _grid_sample(ctx: LoweringContext, data: str, grid_nchw: str, dtype) -> str:
     """MXNet's bilinear sampler on a ``(N, 2, Ho, Wo)`` normalized grid."""
     dt = np.dtype(dtype)
     # onnxruntime runs GridSample on float64 from opset 20 only, and never on float16
@@ -126,13 +126,13 @@ def _grid_sample(ctx, data: str, grid_nchw: str, dtype) -> str:
     return y if dt == work else ctx.cast_to(y, dt)
 
 
-def _sampler_onnx(ctx) -> None:
+def _sampler_onnx(ctx: LoweringContext) -> None:
     deliver(ctx, _grid_sample(ctx, ctx.inputs[0], ctx.inputs[1], ctx.dtype))
     if ctx.wants(1):
         deliver(ctx, ctx.make("Transpose", [ctx.inputs[1]], perm=[0, 2, 3, 1]), 1)
 
 
-def _grid_generator_onnx(ctx) -> None:
+def _grid_generator_onnx(ctx: LoweringContext) -> None:
     from .contrib import _target, affine_grid_dst
 
     p, dt = ctx.params, np.dtype(ctx.dtype)
@@ -153,7 +153,7 @@ def _grid_generator_onnx(ctx) -> None:
         deliver(ctx, ctx.make("Identity", [dst]), 1)
 
 
-def _warp_grid(ctx, dt) -> tuple[str, str]:
+def _warp_grid(ctx: LoweringContext, dt) -> tuple[str, str]:
     """(pixel grid ``(2, H, W)`` of x and y indices, ``[(W-1)/2, (H-1)/2]`` as ``(2, 1, 1)``),
     from ``Shape`` when the flow's height or width varies."""
     dims = Dims(ctx)
@@ -174,7 +174,7 @@ def _warp_grid(ctx, dt) -> tuple[str, str]:
     return grid, ctx.make("Reshape", [half, ctx.ints([2, 1, 1], "half")])
 
 
-def _stn_onnx(ctx) -> None:
+def _stn_onnx(ctx: LoweringContext) -> None:
     from .contrib import _stn_dst, _target
 
     h, w = _target(ctx.params, "SpatialTransformer")
@@ -191,7 +191,7 @@ def _stn_onnx(ctx) -> None:
 
 # --- deformable convolution ------------------------------------------------------------------
 def _dcn_onnx(modulated: bool):
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         from .contrib import _dcn_geometry
 
         p = ctx.params
@@ -208,7 +208,7 @@ def _dcn_onnx(modulated: bool):
     return handler
 
 
-def _dcnv1_sampling(ctx, kernel, stride, dilate, pad) -> tuple[str, str]:
+def _dcnv1_sampling(ctx: LoweringContext, kernel, stride, dilate, pad) -> tuple[str, str]:
     """(offsets, mask) making DeformConv's DCNv2 sampling equal MXNet's DCNv1: samples outside
     ``[0, H) x [0, W)`` masked out, samples in ``[H - 1, H)`` moved onto ``H - 1`` exactly (MXNet
     clamps the far corner there, DeformConv would blend in a zero row)."""
@@ -236,7 +236,8 @@ def _dcnv1_sampling(ctx, kernel, stride, dilate, pad) -> tuple[str, str]:
     return offset, mask
 
 
-def _tap_base(ctx, odims, axis: int, kernel, step: tuple[int, int, int], groups: int,
+def _tap_base(ctx: LoweringContext, odims, axis: int, kernel, step: tuple[int, int, int],
+              groups: int,
               dt) -> str:
     """Integer sample position ``o * stride - pad + tap * dilate`` as ``(1, G*K, Ho, 1)`` (y) or
     ``(1, G*K, 1, Wo)`` (x), in ``dt``."""
@@ -255,7 +256,7 @@ def _tap_base(ctx, odims, axis: int, kernel, step: tuple[int, int, int], groups:
 
 
 # --- Correlation -----------------------------------------------------------------------------
-def _correlation_onnx(ctx) -> None:
+def _correlation_onnx(ctx: LoweringContext) -> None:
     """Per displacement: ``sum_c ref * shifted`` (or ``|ref - shifted|``), then the mean over the
     ``kernel_size`` window at ``stride1`` divided by the channel count."""
     from .contrib import _corr_geometry
@@ -291,14 +292,15 @@ def _correlation_onnx(ctx) -> None:
             deliver(ctx, ctx.make("Transpose", [inner], perm=[0, 2, 3, 1]), i)
 
 
-def _window(ctx, x: str, y0: int, x0: int, height: int, width: int, step: int = 1) -> str:
+def _window(ctx: LoweringContext, x: str, y0: int, x0: int, height: int, width: int,
+            step: int = 1) -> str:
     """``x[:, :, y0:y0+height:step, x0:x0+width:step]``."""
     return ctx.make("Slice", [x, ctx.ints([y0, x0], "start"),
                               ctx.ints([y0 + height, x0 + width], "stop"), ctx.ints([2, 3], "ax"),
                               ctx.ints([step, step], "step")])
 
 
-def _window_sums(ctx, x: str, k: int, stride: int, top_h: int, top_w: int) -> str:
+def _window_sums(ctx: LoweringContext, x: str, k: int, stride: int, top_h: int, top_w: int) -> str:
     """Sums over ``k x k`` windows at ``stride``: one strided Slice per window offset, added (any
     dtype; onnxruntime's pooling kernels lack float64)."""
     span_h, span_w = (top_h - 1) * stride + 1, (top_w - 1) * stride + 1
@@ -310,22 +312,22 @@ def _window_sums(ctx, x: str, k: int, stride: int, top_h: int, top_w: int) -> st
     return total
 
 
-attach("_contrib_div_sqrt_dim", _div_sqrt_dim_onnx)
-attach("_contrib_quadratic", _quadratic_onnx)
-attach("_contrib_gradientmultiplier", simple("Identity"))
-attach("_contrib_interleaved_matmul_selfatt_qk", _qk_onnx(3, 0))
-attach("_contrib_interleaved_matmul_selfatt_valatt", _valatt_onnx(3))
-attach("_contrib_interleaved_matmul_encdec_qk", _qk_onnx(1, 1))
-attach("_contrib_interleaved_matmul_encdec_valatt", _valatt_onnx(2))
-attach("BilinearSampler", _sampler_onnx, since=16)          # GridSample is opset 16+
-attach("GridGenerator", _grid_generator_onnx)
-attach("SpatialTransformer", _stn_onnx, since=16)
-attach("_contrib_DeformableConvolution", _dcn_onnx(False), since=19)   # DeformConv is 19+
-attach("_contrib_ModulatedDeformableConvolution", _dcn_onnx(True), since=19)
-attach("Correlation", _correlation_onnx)
+lowering("_contrib_div_sqrt_dim")(_div_sqrt_dim_onnx)
+lowering("_contrib_quadratic")(_quadratic_onnx)
+lowering("_contrib_gradientmultiplier")(simple("Identity"))
+lowering("_contrib_interleaved_matmul_selfatt_qk")(_qk_onnx(3, 0))
+lowering("_contrib_interleaved_matmul_selfatt_valatt")(_valatt_onnx(3))
+lowering("_contrib_interleaved_matmul_encdec_qk")(_qk_onnx(1, 1))
+lowering("_contrib_interleaved_matmul_encdec_valatt")(_valatt_onnx(2))
+lowering("BilinearSampler", since=16)(_sampler_onnx)  # GridSample is opset 16+
+lowering("GridGenerator")(_grid_generator_onnx)
+lowering("SpatialTransformer", since=16)(_stn_onnx)
+lowering("_contrib_DeformableConvolution", since=19)(_dcn_onnx(False))  # DeformConv is 19+
+lowering("_contrib_ModulatedDeformableConvolution", since=19)(_dcn_onnx(True))
+lowering("Correlation")(_correlation_onnx)
 
 
-def _khatri_rao_onnx(ctx) -> None:
+def _khatri_rao_onnx(ctx: LoweringContext) -> None:
     """Outer products of matching rows by broadcasting ``(r, 1, k) * (1, s, k)``, flattened
     to ``(r * s, k)`` one input at a time."""
     from .reduce import onnx_dims, onnx_shape
@@ -339,4 +341,4 @@ def _khatri_rao_onnx(ctx) -> None:
     deliver(ctx, y)
 
 
-attach("khatri_rao", _khatri_rao_onnx)
+lowering("khatri_rao")(_khatri_rao_onnx)

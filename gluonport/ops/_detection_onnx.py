@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._onnx import attach
-from ._shape_onnx import Dims, deliver
+from .lowering import LoweringContext, deliver, lowering
+from .lowering.dims import Dims
 
 __all__ = ["nms_keep", "selected_mask", "order_kept", "top_scores", "gather_rows", "take_rows",
            "work_dtype", "scalar", "column", "columns", "unsqueeze", "corners", "center_size"]
@@ -41,32 +41,33 @@ def work_dtype(dtype) -> np.dtype:
     return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
 
 
-def scalar(ctx, value, dtype, hint: str = "scalar") -> str:
+def scalar(ctx: LoweringContext, value, dtype, hint: str = "scalar") -> str:
     """A 0-d constant of ``value`` rounded to ``dtype`` (MXNet compares at the data's precision)."""
     return ctx.const(np.asarray(value, dtype=dtype), hint)
 
 
-def column(ctx, x: str, index: int) -> str:
+def column(ctx: LoweringContext, x: str, index: int) -> str:
     """``x[..., index]`` of a rank-3 tensor -> rank 2."""
     return ctx.make("Gather", [x, ctx.const(np.asarray(index, np.int64), "col")], axis=2)
 
 
-def columns(ctx, x: str, start: int, stop: int, axis: int = 2) -> str:
+def columns(ctx: LoweringContext, x: str, start: int, stop: int, axis: int = 2) -> str:
     """``x[..., start:stop]`` along ``axis``."""
     return ctx.make("Slice", [x, ctx.ints([start], "start"), ctx.ints([stop], "stop"),
                               ctx.ints([axis], "axis")])
 
 
-def unsqueeze(ctx, x: str, axis: int) -> str:
+def unsqueeze(ctx: LoweringContext, x: str, axis: int) -> str:
     return ctx.make("Unsqueeze", [x, ctx.ints([axis], "axes")])
 
 
-def cast(ctx, x: str, dtype, current) -> str:
+def cast(ctx: LoweringContext, x: str, dtype, current) -> str:
     return x if np.dtype(dtype) == np.dtype(current) else ctx.cast_to(x, dtype)
 
 
 # --- the NMS lowering ------------------------------------------------------------------------
-def nms_keep(ctx, boxes: str, scores: str, iou: float, max_out: str, ids: str | None = None,
+def nms_keep(ctx: LoweringContext, boxes: str, scores: str, iou: float, max_out: str,
+             ids: str | None = None,
              center: bool = False) -> str:
     """Boolean ``(B, N)`` mask of the rows greedy NMS keeps.
 
@@ -89,7 +90,7 @@ def nms_keep(ctx, boxes: str, scores: str, iou: float, max_out: str, ids: str | 
     return selected_mask(ctx, sel, scores)
 
 
-def selected_mask(ctx, selected: str, scores: str) -> str:
+def selected_mask(ctx: LoweringContext, selected: str, scores: str) -> str:
     """Boolean mask shaped like ``scores (B, N)``, true at the (batch, box) pairs of
     ``NonMaxSuppression``'s ``selected (M, 3)`` output (whatever their class)."""
     pairs = ctx.make("Gather", [selected, ctx.ints([0, 2], "batch_box")], axis=1)
@@ -101,7 +102,7 @@ def selected_mask(ctx, selected: str, scores: str) -> str:
     return ctx.make("Cast", [mask], to=_onnx_type(np.bool_))
 
 
-def order_kept(ctx, keep: str, scores: str, n: str) -> tuple[str, str]:
+def order_kept(ctx: LoweringContext, keep: str, scores: str, n: str) -> tuple[str, str]:
     """(order, kept in that order): a ``TopK`` over all ``N`` rows ordering the kept rows by
     score (descending, ties by index) ahead of the others; ``n`` is N as a 1-element tensor."""
     neg = ctx.const(np.float32(-np.inf), "neg_inf")
@@ -110,7 +111,7 @@ def order_kept(ctx, keep: str, scores: str, n: str) -> tuple[str, str]:
     return order, ctx.make("GatherElements", [keep, order], axis=1)
 
 
-def top_scores(ctx, scores: str, k: int, n: str) -> str:
+def top_scores(ctx: LoweringContext, scores: str, k: int, n: str) -> str:
     """``scores (B, N)`` with ``-inf`` outside each row's ``k`` largest (``TopK`` takes the lower
     index among equals, as MXNet's stable sort); ``n`` is N as a 1-element tensor."""
     kk = ctx.make("Min", [ctx.ints([k], "topk"), n])
@@ -122,12 +123,12 @@ def top_scores(ctx, scores: str, k: int, n: str) -> str:
     return ctx.make("Where", [ctx.cast_to(top, np.bool_), scores, neg])
 
 
-def gather_rows(ctx, rows: str, order: str) -> str:
+def gather_rows(ctx: LoweringContext, rows: str, order: str) -> str:
     """``rows (B, N, W)`` reordered by ``order (B, N)`` along N."""
     return ctx.make("GatherND", [rows, unsqueeze(ctx, order, 2)], batch_dims=1)
 
 
-def take_rows(ctx, rows: str, order: str, kept: str, fill) -> str:
+def take_rows(ctx: LoweringContext, rows: str, order: str, kept: str, fill) -> str:
     """``rows (B, N, W)`` in ``order``, rows not ``kept`` all ``fill``."""
     return ctx.make("Where", [unsqueeze(ctx, kept, 2), gather_rows(ctx, rows, order), fill])
 
@@ -149,7 +150,7 @@ def _onnx_type(dtype) -> int:
 class _Rows:
     """``data [..., N, W]`` of a box_nms node seen as ``(B, N, W)`` in the work dtype."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx: LoweringContext):
         self.dims = Dims(ctx)
         shape = self.dims.static
         self.rank = len(shape)
@@ -168,7 +169,7 @@ class _Rows:
         self.x = cast(ctx, x, self.work, self.dtype)
 
 
-def _candidates(ctx, p, rows: _Rows) -> tuple[str, str]:
+def _candidates(ctx: LoweringContext, p, rows: _Rows) -> tuple[str, str]:
     """(float32 scores with -inf outside MXNet's candidates, their validity mask)."""
     x, work = rows.x, rows.work
     score = column(ctx, x, p.score_index)
@@ -187,7 +188,8 @@ def _candidates(ctx, p, rows: _Rows) -> tuple[str, str]:
     return masked, valid
 
 
-def _convert_format(ctx, out: str, start: int, width: int, to_center: bool, work) -> str:
+def _convert_format(ctx: LoweringContext, out: str, start: int, width: int, to_center: bool,
+                    work) -> str:
     """MXNet's output format change, applied to rows whose first coordinate is not < 0."""
     box = columns(ctx, out, start, start + 4)
     a, b, c, d = (columns(ctx, box, k, k + 1) for k in range(4))
@@ -208,7 +210,7 @@ def _convert_format(ctx, out: str, start: int, width: int, to_center: bool, work
     return ctx.make("Concat", parts, axis=2) if len(parts) > 1 else box
 
 
-def _nms_record(ctx, rows: _Rows, order: str, kept: str) -> str:
+def _nms_record(ctx: LoweringContext, rows: _Rows, order: str, kept: str) -> str:
     """The hidden output: flat input row index ``b * N + i`` of each output row, -1 past them."""
     n64 = rows.n
     batch = ctx.make("Gather", [ctx.make("Shape", [order]), ctx.const(np.asarray(0, np.int64))],
@@ -221,7 +223,7 @@ def _nms_record(ctx, rows: _Rows, order: str, kept: str) -> str:
     return ctx.cast_to(rec, rows.dtype)
 
 
-def _reshape_back(ctx, rows: _Rows, y: str, last: int | None = None) -> str:
+def _reshape_back(ctx: LoweringContext, rows: _Rows, y: str, last: int | None = None) -> str:
     """``y (B, N, W')`` back to the input's leading dims, last dim ``last`` (default W)."""
     if last is None and any(rows.dims.dyn):
         return ctx.make("Reshape", [y, rows.dims.shape()])
@@ -233,7 +235,7 @@ def _reshape_back(ctx, rows: _Rows, y: str, last: int | None = None) -> str:
     return ctx.make("Reshape", [y, ctx.make("Concat", parts, axis=0)])
 
 
-def _box_nms_identity(ctx, rows: _Rows) -> None:
+def _box_nms_identity(ctx: LoweringContext, rows: _Rows) -> None:
     """``topk=0``: MXNet returns the data unchanged (no format change) and ``arange`` records."""
     deliver(ctx, ctx.make("Identity", [ctx.inputs[0]]))
     if ctx.wants(1):
@@ -243,7 +245,7 @@ def _box_nms_identity(ctx, rows: _Rows) -> None:
         deliver(ctx, _reshape_back(ctx, rows, ctx.cast_to(idx, rows.dtype), 1), 1)
 
 
-def _box_nms_onnx(ctx) -> None:
+def _box_nms_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     rows = _Rows(ctx)
     if p.topk == 0:
@@ -270,7 +272,7 @@ def _box_nms_onnx(ctx) -> None:
 
 
 # --- box_iou ---------------------------------------------------------------------------------
-def corners(ctx, box: str, fmt_name: str, work) -> list[str]:
+def corners(ctx: LoweringContext, box: str, fmt_name: str, work) -> list[str]:
     """``[x1, y1, x2, y2]`` (each ``[..., 1]``) of ``[..., 4]`` boxes, MXNet's arithmetic."""
     a, b, c, d = (columns(ctx, box, k, k + 1, axis=-1) for k in range(4))
     if fmt_name == "corner":
@@ -281,7 +283,7 @@ def corners(ctx, box: str, fmt_name: str, work) -> list[str]:
             ctx.make("Add", [a, hw]), ctx.make("Add", [b, hh])]
 
 
-def _area(ctx, box: str, fmt_name: str, work) -> str:
+def _area(ctx: LoweringContext, box: str, fmt_name: str, work) -> str:
     """MXNet's ``BoxArea``: width * height, 0 when either is negative."""
     if fmt_name == "corner":
         x1, y1, x2, y2 = (columns(ctx, box, k, k + 1, axis=-1) for k in range(4))
@@ -293,7 +295,7 @@ def _area(ctx, box: str, fmt_name: str, work) -> str:
     return ctx.make("Where", [neg, zero, ctx.make("Mul", [w, h])])
 
 
-def _box_iou_onnx(ctx) -> None:
+def _box_iou_onnx(ctx: LoweringContext) -> None:
     """Pairwise IoU by broadcasting ``(L, 1, 4)`` against ``(1, R, 4)``."""
     fmt_name = ctx.params.format
     dtype = np.dtype(ctx.dtype)
@@ -320,7 +322,7 @@ def _box_iou_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Reshape", [out, _shape_of(ctx, entries)]))
 
 
-def _shape_of(ctx, entries: list) -> str:
+def _shape_of(ctx: LoweringContext, entries: list) -> str:
     if not any(callable(e) for e in entries):
         return ctx.ints(entries, "shape")
     return ctx.make("Concat", [e() if callable(e) else ctx.ints([e], "dim") for e in entries],
@@ -328,7 +330,7 @@ def _shape_of(ctx, entries: list) -> str:
 
 
 # --- box_decode / box_encode -----------------------------------------------------------------
-def center_size(ctx, box: str, work) -> list[str]:
+def center_size(ctx: LoweringContext, box: str, work) -> list[str]:
     """Corner boxes -> ``[cx, cy, w, h]`` (each ``[..., 1]``); ``x1 + w * 0.5`` rounds once,
     as MXNet's double product does."""
     x1, y1, x2, y2 = (columns(ctx, box, k, k + 1, axis=-1) for k in range(4))
@@ -338,7 +340,7 @@ def center_size(ctx, box: str, work) -> list[str]:
             ctx.make("Add", [y1, ctx.make("Mul", [h, half])]), w, h]
 
 
-def _box_decode_onnx(ctx) -> None:
+def _box_decode_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     dtype = np.dtype(ctx.dtype)
     work = work_dtype(dtype)
@@ -366,7 +368,7 @@ def _box_decode_onnx(ctx) -> None:
     deliver(ctx, cast(ctx, out, dtype, work))
 
 
-def _box_encode_onnx(ctx) -> None:
+def _box_encode_onnx(ctx: LoweringContext) -> None:
     dtype = np.dtype(ctx.in_dtypes[2])
     work = work_dtype(dtype)
     samples, matches, anchors, refs, means, stds = (
@@ -392,7 +394,7 @@ def _box_encode_onnx(ctx) -> None:
         deliver(ctx, ctx.make("Cast", [mask], to=_onnx_type(dtype)), 1)
 
 
-attach("_contrib_box_nms", _box_nms_onnx)
-attach("_contrib_box_iou", _box_iou_onnx)
-attach("_contrib_box_decode", _box_decode_onnx)
-attach("_contrib_box_encode", _box_encode_onnx)
+lowering("_contrib_box_nms")(_box_nms_onnx)
+lowering("_contrib_box_iou")(_box_iou_onnx)
+lowering("_contrib_box_decode")(_box_decode_onnx)
+lowering("_contrib_box_encode")(_box_encode_onnx)

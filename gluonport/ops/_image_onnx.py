@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._onnx import attach
 from .image import _crop_check, _image_check, _to_tensor_rule, lighting_offsets, normalize_values
+from .lowering import LoweringContext, lowering
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _INT64_MIN = np.iinfo(np.int64).min
@@ -32,7 +32,7 @@ def _work(dtype) -> np.dtype:
     return F64 if np.dtype(dtype) == F64 else F32
 
 
-def _to(ctx, x: str, src, dst, out: bool = False) -> str:
+def _to(ctx: LoweringContext, x: str, src, dst, out: bool = False) -> str:
     """``x`` in dtype ``dst`` (a Cast, or nothing); ``out`` writes the node's output."""
     outputs = [ctx.outputs[0]] if out else None
     if np.dtype(src) == np.dtype(dst):
@@ -42,7 +42,7 @@ def _to(ctx, x: str, src, dst, out: bool = False) -> str:
     return ctx.make("Cast", [x], outputs=outputs, to=dtypes.onnx_of(dst))
 
 
-def _to_tensor_onnx(ctx) -> None:
+def _to_tensor_onnx(ctx: LoweringContext) -> None:
     """HWC -> CHW (NHWC -> NCHW), then ``x / 255`` in float (double for float64)."""
     _to_tensor_rule(None, [tuple(ctx.shape)])
     perm = [2, 0, 1] if len(ctx.shape) == 3 else [0, 3, 1, 2]
@@ -55,7 +55,7 @@ def _to_tensor_onnx(ctx) -> None:
     _to(ctx, y, work, F32, out=True)
 
 
-def _normalize_onnx(ctx) -> None:
+def _normalize_onnx(ctx: LoweringContext) -> None:
     """``(x - mean) / std`` with (C, 1, 1) constants of the float32 attribute values."""
     p = ctx.params
     mean, std = normalize_values(tuple(ctx.shape), p.mean, p.std)
@@ -70,7 +70,7 @@ def _normalize_onnx(ctx) -> None:
     _to(ctx, y, work, ctx.dtype, out=True)
 
 
-def _crop_onnx(ctx) -> None:
+def _crop_onnx(ctx: LoweringContext) -> None:
     """``Slice`` of the height and width axes at (y, x)."""
     p = ctx.params
     _crop_check(p, tuple(ctx.shape))
@@ -81,7 +81,7 @@ def _crop_onnx(ctx) -> None:
 
 
 def _flip_onnx(axis: int, name: str):
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         _image_check(name, tuple(ctx.shape))
         ctx.make("Slice", [ctx.inputs[0], ctx.ints([-1], "starts"),
                            ctx.ints([_INT64_MIN], "ends"), ctx.ints([axis], "axes"),
@@ -91,7 +91,7 @@ def _flip_onnx(axis: int, name: str):
     return handler
 
 
-def _adjust_lighting_onnx(ctx) -> None:
+def _adjust_lighting_onnx(ctx: LoweringContext) -> None:
     """``saturate(float(x) + offsets)``; one channel is left as it is."""
     if _image_check("image.adjust_lighting", tuple(ctx.shape)) == 1:
         ctx.make("Identity", [ctx.inputs[0]], outputs=[ctx.outputs[0]])
@@ -104,9 +104,9 @@ def _adjust_lighting_onnx(ctx) -> None:
     _to(ctx, y, F32, ctx.dtype, out=True)
 
 
-attach("_image_to_tensor", _to_tensor_onnx)
-attach("_image_normalize", _normalize_onnx)
-attach("_image_crop", _crop_onnx)
-attach("_image_flip_left_right", _flip_onnx(1, "image.flip_left_right"))
-attach("_image_flip_top_bottom", _flip_onnx(0, "image.flip_top_bottom"))
-attach("_image_adjust_lighting", _adjust_lighting_onnx)
+lowering("_image_to_tensor")(_to_tensor_onnx)
+lowering("_image_normalize")(_normalize_onnx)
+lowering("_image_crop")(_crop_onnx)
+lowering("_image_flip_left_right")(_flip_onnx(1, "image.flip_left_right"))
+lowering("_image_flip_top_bottom")(_flip_onnx(0, "image.flip_top_bottom"))
+lowering("_image_adjust_lighting")(_adjust_lighting_onnx)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ._onnx import attach
+from .lowering import LoweringContext, lowering
 from .random import DISTRIBUTIONS, EXPORTED, _out_dtype, _param_shape
 from .reduce import onnx_dims, onnx_shape
 
@@ -39,7 +39,7 @@ def _work(dtype) -> np.dtype:
     return F64 if np.dtype(dtype) == F64 else F32
 
 
-def _finish(ctx, y: str, work: np.dtype, k: int = 0) -> None:
+def _finish(ctx: LoweringContext, y: str, work: np.dtype, k: int = 0) -> None:
     """``y`` (of ``work``) as output ``k``, cast to the output dtype when it differs."""
     out = np.dtype(ctx.out_dtypes[k])
     if out == work:
@@ -48,11 +48,12 @@ def _finish(ctx, y: str, work: np.dtype, k: int = 0) -> None:
         ctx.make("Cast", [y], outputs=[ctx.outputs[k]], to=dtypes.onnx_of(out))
 
 
-def _k(ctx, value, dtype) -> str:
+def _k(ctx: LoweringContext, value, dtype) -> str:
     return ctx.const(np.asarray(value, dtype=dtype), "k")
 
 
-def _uniform(ctx, work, shape=None, like: str | None = None, low=0.0, high=1.0) -> str:
+def _uniform(ctx: LoweringContext, work, shape=None, like: str | None = None, low=0.0,
+             high=1.0) -> str:
     """Uniform draws on [low, high): of a static ``shape``, or of ``like``'s shape."""
     attrs = {"dtype": dtypes.onnx_of(work), "low": float(low), "high": float(high)}
     if like is None:
@@ -60,14 +61,15 @@ def _uniform(ctx, work, shape=None, like: str | None = None, low=0.0, high=1.0) 
     return ctx.make("RandomUniformLike", [like], **attrs)
 
 
-def _normal(ctx, work, shape=None, like: str | None = None, mean=0.0, scale=1.0) -> str:
+def _normal(ctx: LoweringContext, work, shape=None, like: str | None = None, mean=0.0,
+            scale=1.0) -> str:
     attrs = {"dtype": dtypes.onnx_of(work), "mean": float(mean), "scale": float(scale)}
     if like is None:
         return ctx.make("RandomNormal", [], shape=[int(d) for d in shape], **attrs)
     return ctx.make("RandomNormalLike", [like], **attrs)
 
 
-def _exponential(ctx, work, lam: str, **where) -> str:
+def _exponential(ctx: LoweringContext, work, lam: str, **where) -> str:
     """``-log(max(1 - u, tiny)) / lam``. 1 - u lies in (0, 1] in exact arithmetic, but a
     runtime's float uniform can round up to exactly 1 (onnx's reference evaluator casts
     float64 draws to float32; some std::uniform_real_distribution<float> do too), and log(0)
@@ -78,7 +80,7 @@ def _exponential(ctx, work, lam: str, **where) -> str:
     return ctx.make("Div", [ctx.make("Neg", [tail]), lam])
 
 
-def _scalar_draw(ctx, distr: str, work, **where) -> str:
+def _scalar_draw(ctx: LoweringContext, distr: str, work, **where) -> str:
     """A draw with the op's scalar parameters (attributes)."""
     p = ctx.params
     if distr == "uniform":
@@ -91,7 +93,7 @@ def _scalar_draw(ctx, distr: str, work, **where) -> str:
 def _random_onnx(distr: str):
     """``_random_X``: the output shape is the ``shape`` attribute."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         shape = _param_shape(ctx.params)
         if shape is None or not all(shape):
             raise ctx.fail(f"shape={ctx.params.shape} is not fully given; give the output shape")
@@ -104,14 +106,14 @@ def _random_onnx(distr: str):
 def _like_onnx(distr: str):
     """``_random_X_like``: draws of the input's shape (read at run time) and dtype."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         work = _work(ctx.dtype)
         _finish(ctx, _scalar_draw(ctx, distr, work, like=ctx.inputs[0]), work)
 
     return handler
 
 
-def _sample_params(ctx, work) -> tuple[list[str], str | None]:
+def _sample_params(ctx: LoweringContext, work) -> tuple[list[str], str | None]:
     """The parameter arrays in ``work``, unsqueezed over the extra ``shape`` dims, and a
     template tensor of the output shape (``None`` when the first parameter is one)."""
     extra = tuple(ctx.params.shape or ())
@@ -129,7 +131,7 @@ def _sample_params(ctx, work) -> tuple[list[str], str | None]:
 def _sample_onnx(distr: str):
     """``_sample_X``: one distribution per element of the parameter arrays."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         work = _work(ctx.out_dtypes[0])
         params, template = _sample_params(ctx, work)
         like = params[0] if template is None else template
@@ -148,13 +150,13 @@ def _sample_onnx(distr: str):
 
 
 for _distr in EXPORTED:
-    attach(f"_random_{_distr}", _random_onnx(_distr))
-    attach(f"_random_{_distr}_like", _like_onnx(_distr))
-    attach(f"_sample_{_distr}", _sample_onnx(_distr))
+    lowering(f"_random_{_distr}")(_random_onnx(_distr))
+    lowering(f"_random_{_distr}_like")(_like_onnx(_distr))
+    lowering(f"_sample_{_distr}")(_sample_onnx(_distr))
 assert set(EXPORTED) <= set(DISTRIBUTIONS)
 
 
-def _randint_onnx(ctx) -> None:
+def _randint_onnx(ctx: LoweringContext) -> None:
     """``floor(low + (high - low) u)`` in double, kept below ``high`` (rounding could reach
     it), converted to the integer dtype; ``low == high`` gives ``low`` everywhere."""
     p = ctx.params
@@ -171,15 +173,15 @@ def _randint_onnx(ctx) -> None:
     _finish(ctx, y, F64)
 
 
-attach("_random_randint", _randint_onnx)
+lowering("_random_randint")(_randint_onnx)
 
 
-def _leading(ctx) -> str | list[int]:
+def _leading(ctx: LoweringContext) -> str | list[int]:
     """Dim 0 of input 0 as a list (fixed) or a 1-element int64 tensor (dynamic)."""
     return onnx_dims(ctx, 0, 0, 1)
 
 
-def _uniform_of(ctx, dims: list, work) -> str:
+def _uniform_of(ctx: LoweringContext, dims: list, work) -> str:
     """Uniform draws of the shape joined from ``dims`` (ints and 1-D int64 tensors)."""
     from onnx import numpy_helper
 
@@ -190,7 +192,7 @@ def _uniform_of(ctx, dims: list, work) -> str:
     return _uniform(ctx, work, like=zeros)
 
 
-def _multinomial_onnx(ctx) -> None:
+def _multinomial_onnx(ctx: LoweringContext) -> None:
     """Per row of probabilities: index = how many running sums (float32) lie below a uniform
     draw (MXNet's binary search), at most k - 1 (MXNet would index past the row; gluonport's
     compute clamps); ``get_prob`` adds log p of the drawn index."""
@@ -220,10 +222,10 @@ def _multinomial_onnx(ctx) -> None:
         _finish(ctx, ctx.make("Reshape", [logp, out_shape]), F32, 1)
 
 
-attach("_sample_multinomial", _multinomial_onnx)
+lowering("_sample_multinomial")(_multinomial_onnx)
 
 
-def _shuffle_onnx(ctx) -> None:
+def _shuffle_onnx(ctx: LoweringContext) -> None:
     """``Gather`` along axis 0 in the order ``TopK`` sorts uniform keys into."""
     if not ctx.shape:
         ctx.make("Identity", [ctx.inputs[0]], outputs=[ctx.outputs[0]])
@@ -235,4 +237,4 @@ def _shuffle_onnx(ctx) -> None:
     ctx.make("Gather", [ctx.inputs[0], order], outputs=[ctx.outputs[0]], axis=0)
 
 
-attach("_shuffle", _shuffle_onnx)
+lowering("_shuffle")(_shuffle_onnx)

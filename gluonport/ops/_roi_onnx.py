@@ -23,19 +23,19 @@ import numpy as np
 
 from .. import dtypes
 from ._detection_onnx import gather_rows, selected_mask, unsqueeze
-from ._onnx import attach
-from ._shape_onnx import Dims, deliver
+from .lowering import LoweringContext, deliver, lowering
+from .lowering.dims import Dims
 from .reduce import onnx_reduce
 from .roi import _base_anchors, _pooled, _psroi_group
 
 __all__: list[str] = []
 
 
-def _i64(ctx, value, hint: str = "i") -> str:
+def _i64(ctx: LoweringContext, value, hint: str = "i") -> str:
     return ctx.const(np.asarray(value, np.int64), hint)
 
 
-def _onnx_rois(ctx, work) -> tuple[str, str, str]:
+def _onnx_rois(ctx: LoweringContext, work) -> tuple[str, str, str]:
     """(int64 batch index ``(R,)`` clamped into range, bool ``(R,)`` mask of the ROIs that name a
     real image, boxes ``(R, 4)`` in ``work``): MXNet gives zeros for the others, onnxruntime
     refuses them."""
@@ -53,7 +53,7 @@ def _onnx_rois(ctx, work) -> tuple[str, str, str]:
     return index, ok, boxes
 
 
-def _finish_rois(ctx, y: str, ok: str, work) -> None:
+def _finish_rois(ctx: LoweringContext, y: str, ok: str, work) -> None:
     """Zero the ``(R, C, PH, PW)`` rows of ROIs that name no image; cast back; deliver."""
     ok4 = ctx.make("Reshape", [ok, ctx.ints([-1, 1, 1, 1], "r1")])
     y = ctx.make("Where", [ok4, y, ctx.const(np.zeros((), work), "zero_f")])
@@ -62,7 +62,7 @@ def _finish_rois(ctx, y: str, ok: str, work) -> None:
     deliver(ctx, y)
 
 
-def _roi_work(ctx, double_ok: bool) -> tuple[object, str]:
+def _roi_work(ctx: LoweringContext, double_ok: bool) -> tuple[object, str]:
     """(work dtype, data in it): onnxruntime's ROI kernels take float32 (RoiAlign also
     float64); float16 widens exactly, float64 rounds where only float32 exists."""
     dt = np.dtype(ctx.dtype)
@@ -71,7 +71,7 @@ def _roi_work(ctx, double_ok: bool) -> tuple[object, str]:
     return work, x if dt == work else ctx.cast_to(x, work)
 
 
-def _roi_pooling_onnx(ctx) -> None:
+def _roi_pooling_onnx(ctx: LoweringContext) -> None:
     """``MaxRoiPool``: the same Caffe bins (rounded corners, floor/ceil bin edges, empty bins
     0); the hidden ``maxidx`` is -1 as in gluonport's compute."""
     p = ctx.params
@@ -91,7 +91,7 @@ def _roi_pooling_onnx(ctx) -> None:
                  outputs=[ctx.outputs[1]], value=minus)
 
 
-def _position_sensitive(ctx, y: str, ph: int, pw: int) -> str:
+def _position_sensitive(ctx: LoweringContext, y: str, ph: int, pw: int) -> str:
     """Bin ``(i, j)`` of output channel ``c`` from input channel ``c*K + i*PW + j``
     (``K = PH*PW``): RoiAlign over all channels seen as ``(R, C/K, K channels, K bins)``, and
     its diagonal."""
@@ -105,7 +105,7 @@ def _position_sensitive(ctx, y: str, ph: int, pw: int) -> str:
     return ctx.make("Reshape", [y, ctx.ints([0, -1, ph, pw], "pooled")])
 
 
-def _roi_align_onnx(ctx) -> None:
+def _roi_align_onnx(ctx: LoweringContext) -> None:
     """``RoiAlign`` (avg): MXNet's sampling grid, border rules and averaging. ``aligned`` is
     the -0.5 pixel shift of ``coordinate_transformation_mode='half_pixel'`` (opset 16+; before
     it RoiAlign always works as ``output_half_pixel``, MXNet's ``aligned=False``)."""
@@ -130,14 +130,15 @@ def _roi_align_onnx(ctx) -> None:
 
 
 # --- PSROIPooling ----------------------------------------------------------------------------
-def _round_away(ctx, x: str) -> str:
+def _round_away(ctx: LoweringContext, x: str) -> str:
     """C's ``round`` (halves away from zero) in double: ONNX ``Round`` rounds halves to even."""
     half = ctx.const(np.float64(0.5), "half")
     mag = ctx.make("Floor", [ctx.make("Add", [ctx.make("Abs", [x]), half])])
     return ctx.make("Mul", [ctx.make("Sign", [x]), mag])
 
 
-def _psroi_bins(ctx, start: str, end: str, pooled: int, limit: str, dt) -> tuple[str, str]:
+def _psroi_bins(ctx: LoweringContext, start: str, end: str, pooled: int, limit: str,
+                dt) -> tuple[str, str]:
     """Integer bin bounds ``(R, pooled)``: floor/ceil of ``start + k * bin``, clipped."""
     size = ctx.make("Max", [ctx.make("Sub", [end, start]), ctx.const(dt(0.1), "min_size")])
     bin_size = ctx.make("Div", [size, ctx.const(dt(pooled), "pooled")])
@@ -150,7 +151,7 @@ def _psroi_bins(ctx, start: str, end: str, pooled: int, limit: str, dt) -> tuple
     return out[0], out[1]
 
 
-def _integral(ctx) -> str:
+def _integral(ctx: LoweringContext) -> str:
     """Flat float64 integral image of ``data``, ``(N, C, H + 1, W + 1)`` before flattening."""
     x = ctx.cast_to(ctx.inputs[0], np.float64)
     for axis in (2, 3):
@@ -159,7 +160,7 @@ def _integral(ctx) -> str:
     return ctx.make("Reshape", [x, ctx.ints([-1], "flat")])
 
 
-def _psroi_pooling_onnx(ctx) -> None:
+def _psroi_pooling_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     group, size = _psroi_group(p), p.pooled_size
     dt = np.float64 if np.dtype(ctx.dtype) == np.float64 else np.float32
@@ -192,7 +193,7 @@ def _psroi_pooling_onnx(ctx) -> None:
     _finish_rois(ctx, out, ok, np.dtype(np.float64))
 
 
-def _box_sums(ctx, dims, index: str, chan: str, rows, cols) -> str:
+def _box_sums(ctx: LoweringContext, dims, index: str, chan: str, rows, cols) -> str:
     """``I[c, y1, x1] - I[c, y0, x1] - I[c, y1, x0] + I[c, y0, x0]`` per ROI, output channel
     and bin, from the flat integral image ``I`` of each ROI's image."""
     integral = _integral(ctx)
@@ -214,7 +215,7 @@ def _box_sums(ctx, dims, index: str, chan: str, rows, cols) -> str:
 
 
 # --- Proposal / MultiProposal ----------------------------------------------------------------
-def _rpn_layout(ctx, num: int) -> tuple[str, str, str]:
+def _rpn_layout(ctx: LoweringContext, num: int) -> tuple[str, str, str]:
     """(anchors shifted over the map ``(1, H*W*A, 4)``, foreground scores ``(B, H*W*A)``,
     deltas ``(B, H*W*A, 4)``), all in MXNet's (h, w, anchor) order."""
     p, f = ctx.params, np.float32
@@ -242,12 +243,12 @@ def _rpn_layout(ctx, num: int) -> tuple[str, str, str]:
     return boxes, scores, ctx.make("Reshape", [deltas, ctx.ints([0, -1, 4], "d")])
 
 
-def _split4(ctx, x: str) -> list[str]:
+def _split4(ctx: LoweringContext, x: str) -> list[str]:
     return [ctx.make("Slice", [x, ctx.ints([k], "s"), ctx.ints([k + 1], "e"), ctx.ints([2], "ax")])
             for k in range(4)]
 
 
-def _bbox_transform(ctx, boxes: str, deltas: str) -> list[str]:
+def _bbox_transform(ctx: LoweringContext, boxes: str, deltas: str) -> list[str]:
     """``BBoxTransformInv`` with MXNet's precision: float32 sizes and products, double where
     the C++ mixes in double literals (centres, corners), rounded to float after each."""
     f, d = np.float32, np.float64
@@ -269,7 +270,8 @@ def _bbox_transform(ctx, boxes: str, deltas: str) -> list[str]:
     return out
 
 
-def _clip_and_mark(ctx, p, corners: list[str], scores: str, dims) -> tuple[str, str]:
+def _clip_and_mark(ctx: LoweringContext, p, corners: list[str], scores: str, dims) -> tuple[str,
+                   str]:
     """Clip to the image, score -1 for anchors in the padded part of the map and for boxes
     under ``rpn_min_size * scale`` (which also grow by half that size on each side)."""
     f = np.float32
@@ -295,7 +297,7 @@ def _clip_and_mark(ctx, p, corners: list[str], scores: str, dims) -> tuple[str, 
     return boxes, scores
 
 
-def _padded(ctx, p, info: list[str], dims) -> str:
+def _padded(ctx: LoweringContext, p, info: list[str], dims) -> str:
     """``(B, H*W*A)``: the anchor's cell lies past ``im_info / feature_stride``."""
     f = np.float32
     stride = ctx.const(f(p.feature_stride), "stride")
@@ -312,7 +314,7 @@ def _padded(ctx, p, info: list[str], dims) -> str:
     return ctx.make("Reshape", [ctx.make("Expand", [out, anchors]), ctx.ints([0, -1], "flat")])
 
 
-def _proposal_onnx(ctx) -> None:
+def _proposal_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     num = len(_base_anchors(p))
     dims = Dims(ctx)
@@ -335,7 +337,7 @@ def _proposal_onnx(ctx) -> None:
         deliver(ctx, ctx.make("Reshape", [picked, ctx.ints([-1, 1], "score")]), 1)
 
 
-def _rpn_nms_pick(ctx, p, boxes: str, scores: str, pre: str) -> tuple[str, str]:
+def _rpn_nms_pick(ctx: LoweringContext, p, boxes: str, scores: str, pre: str) -> tuple[str, str]:
     """NMS with pixel-inclusive areas (far corner + 1), at most ``post`` kept, the kept list
     repeated cyclically to ``post`` rows: (rois ``(B*post, 5)``, their scores ``(B*post,)``)."""
     f, post = np.float32, p.rpn_post_nms_top_n
@@ -362,8 +364,8 @@ def _rpn_nms_pick(ctx, p, boxes: str, scores: str, pre: str) -> tuple[str, str]:
     return rois, ctx.make("GatherElements", [scores, pick], axis=1)
 
 
-attach("ROIPooling", _roi_pooling_onnx)
-attach("_contrib_ROIAlign", _roi_align_onnx)
-attach("_contrib_PSROIPooling", _psroi_pooling_onnx)
-attach("_contrib_Proposal", _proposal_onnx)
-attach("_contrib_MultiProposal", _proposal_onnx)
+lowering("ROIPooling")(_roi_pooling_onnx)
+lowering("_contrib_ROIAlign")(_roi_align_onnx)
+lowering("_contrib_PSROIPooling")(_psroi_pooling_onnx)
+lowering("_contrib_Proposal")(_proposal_onnx)
+lowering("_contrib_MultiProposal")(_proposal_onnx)

@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._onnx import attach
 from ._reshape import eval_plan, legacy_plan, reshape_plan
 from ._shape import norm_axis
+from .lowering import LoweringContext, deliver, lowering
+from .lowering.dims import INT64_MAX, INT64_MIN, Dims, Entry, build_shape, reshape_to
 from .shape import (
     _diag_shape,
     _perm,
@@ -27,103 +28,14 @@ from .shape import (
     _v2_count,
 )
 
-__all__ = ["Dims", "build_shape", "reshape_to", "deliver", "INT64_MAX", "INT64_MIN"]
 
-INT64_MAX = int(np.iinfo(np.int64).max)
-INT64_MIN = int(np.iinfo(np.int64).min)
-
-Entry = int | Callable[[], str]  # a fixed dim, or a thunk making a 1-element int64 tensor
-
-
-class Dims:
-    """The dims of input ``i`` of the node being converted: constants where fixed, read from
-    one shared ``Shape`` node where they vary with the dynamic axes."""
-
-    def __init__(self, ctx, i: int = 0):
-        self.ctx, self.i = ctx, i
-        self.static = tuple(ctx.in_shapes[i])
-        dyn = ctx.in_dynamic[i] if i < len(ctx.in_dynamic) else ()
-        self.dyn = tuple(dyn) if dyn else (False,) * len(self.static)
-        self._shape: str | None = None
-
-    def shape(self) -> str:
-        """The whole shape as a 1-D int64 tensor (a constant when nothing varies)."""
-        if not any(self.dyn):
-            return self.ctx.ints(self.static, "shape")
-        if self._shape is None:
-            self._shape = self.ctx.make("Shape", [self.ctx.inputs[self.i]])
-        return self._shape
-
-    def get(self, axes: Sequence[int]) -> str:
-        """Dims ``axes`` as a 1-D int64 tensor."""
-        axes = list(axes)
-        if not any(self.dyn[a] for a in axes):
-            return self.ctx.ints([self.static[a] for a in axes], "dims")
-        return self.ctx.make("Gather", [self.shape(), self.ctx.ints(axes, "axes")], axis=0)
-
-    def scalar(self, axis: int) -> str:
-        """Dim ``axis`` as a 0-d int64 tensor (Clip bounds, Range limits)."""
-        if not self.dyn[axis]:
-            return self.ctx.const(np.asarray(self.static[axis], np.int64), "dim")
-        index = self.ctx.const(np.asarray(axis, np.int64), "axis")
-        return self.ctx.make("Gather", [self.shape(), index], axis=0)
-
-    def entry(self, axis: int) -> Entry:
-        """Dim ``axis`` as a :func:`build_shape` entry."""
-        return (lambda: self.get([axis])) if self.dyn[axis] else self.static[axis]
-
-
-def build_shape(ctx, entries: Sequence[Entry], same_size: bool = False) -> str:
-    """A 1-D int64 shape tensor from fixed dims and run-time thunks.
-
-    ``same_size``: the shape is a Reshape target holding the input's element count, so one
-    varying dim can be left to ONNX as ``-1`` (a constant shape, no ``Shape`` node).
-    """
-    lazy = [k for k, e in enumerate(entries) if callable(e)]
-    if not lazy or (same_size and len(lazy) == 1):
-        return ctx.ints([-1 if callable(e) else e for e in entries], "shape")
-    parts, run = [], []
-    for e in entries:
-        if callable(e):
-            if run:
-                parts.append(ctx.ints(run, "dims"))
-                run = []
-            parts.append(e())
-        else:
-            run.append(e)
-    if run:
-        parts.append(ctx.ints(run, "dims"))
-    return ctx.make("Concat", parts, axis=0)
-
-
-def reshape_to(ctx, x: str, entries: Sequence[Entry], out: str | None = None) -> str:
-    """``Reshape(x)`` to ``entries`` (see :func:`build_shape`; the size is unchanged)."""
-    shape = build_shape(ctx, entries, same_size=True)
-    fixed = [e for e in entries if not callable(e)]
-    allowzero = None
-    if 0 in fixed:  # ONNX's 0 copies the input dim; MXNet's means an empty dim here
-        if ctx.opset < 14:
-            raise ctx.fail("a zero-size Reshape result needs opset >= 14 (Reshape allowzero)")
-        allowzero = 1
-    return ctx.make("Reshape", [x, shape], outputs=[out] if out else None, allowzero=allowzero)
-
-
-def deliver(ctx, y: str, k: int = 0) -> None:
-    """Make tensor ``y`` the node's output ``k`` (renaming the producer's output when the last
-    node made it, else through an Identity)."""
-    last = ctx.nodes[-1] if ctx.nodes else None
-    if last is not None and list(last.output) == [y]:
-        last.output[0] = ctx.outputs[k]
-    else:
-        ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
-
-
-def _out(ctx, k: int = 0) -> list[str]:
+def _out(ctx: LoweringContext, k: int = 0) -> list[str]:
     return [ctx.outputs[k]]
 
 
 # --- Reshape ---------------------------------------------------------------------------------
-def _plan_entry(ctx, dims: Dims, piece: tuple, value: int, infer_varies: bool) -> Entry:
+def _plan_entry(ctx: LoweringContext, dims: Dims, piece: tuple, value: int,
+                infer_varies: bool) -> Entry:
     kind, dyn = piece[0], dims.dyn
     if kind == "const":
         return value
@@ -154,7 +66,7 @@ def _infer_varies(plan: list, dyn: tuple) -> bool:
     return any(n != 1 for n in seen.values())
 
 
-def _reshape_onnx(ctx) -> None:
+def _reshape_onnx(ctx: LoweringContext) -> None:
     """MXNet's Reshape codes lowered to a shape built at run time from ``Shape(x)`` pieces
     where dims vary (0 and -2 copy dims, -3 multiplies two, -4 divides one), constants where
     they do not, and ONNX's ``-1`` for MXNet's ``-1``."""
@@ -169,7 +81,7 @@ def _reshape_onnx(ctx) -> None:
     reshape_to(ctx, ctx.inputs[0], entries, ctx.outputs[0])
 
 
-def _reshape_like_onnx(ctx) -> None:
+def _reshape_like_onnx(ctx: LoweringContext) -> None:
     from .shape import _like_range
 
     p, lhs, rhs = ctx.params, Dims(ctx, 0), Dims(ctx, 1)
@@ -181,19 +93,19 @@ def _reshape_like_onnx(ctx) -> None:
 
 
 # --- axis permutations -----------------------------------------------------------------------
-def _transpose_onnx(ctx) -> None:
+def _transpose_onnx(ctx: LoweringContext) -> None:
     perm = _perm(ctx.params, len(ctx.shape)) if ctx.node.op.name == "transpose" else \
         _swap_perm(ctx.params, len(ctx.shape))
     ctx.make("Transpose", ctx.inputs[:1], outputs=_out(ctx), perm=list(perm))
 
 
-def _expand_dims_onnx(ctx) -> None:
+def _expand_dims_onnx(ctx: LoweringContext) -> None:
     axis = ctx.params.axis
     axis = axis + len(ctx.shape) + 1 if axis < 0 else axis
     ctx.make("Unsqueeze", [ctx.inputs[0], ctx.ints([axis], "axes")], outputs=_out(ctx))
 
 
-def _squeeze_onnx(ctx) -> None:
+def _squeeze_onnx(ctx: LoweringContext) -> None:
     """Explicit axes when the example fixes them. With no ``axis`` and a varying dim, ONNX's
     axis-less Squeeze decides at run time, as MXNet does (a batch of 1 is squeezed too)."""
     p, dims = ctx.params, Dims(ctx)
@@ -213,7 +125,7 @@ def _squeeze_onnx(ctx) -> None:
         ctx.make("Squeeze", [ctx.inputs[0], ctx.ints(axes, "axes")], outputs=_out(ctx))
 
 
-def _flip_onnx(ctx) -> None:
+def _flip_onnx(ctx: LoweringContext) -> None:
     """A Slice with step -1 per flipped axis (an axis given twice flips back, as in MXNet)."""
     axes = sorted(a for a in set(ctx.params.axis) if list(ctx.params.axis).count(a) % 2)
     if not axes:
@@ -226,19 +138,19 @@ def _flip_onnx(ctx) -> None:
 
 
 # --- joining and splitting -------------------------------------------------------------------
-def _concat_onnx(ctx) -> None:
+def _concat_onnx(ctx: LoweringContext) -> None:
     axis = norm_axis(ctx.params.dim, len(ctx.shape), "dim")
     ctx.make("Concat", ctx.inputs, outputs=_out(ctx), axis=axis)
 
 
-def _stack_onnx(ctx) -> None:
+def _stack_onnx(ctx: LoweringContext) -> None:
     axis = norm_axis(ctx.params.axis, len(ctx.shape) + 1)
     axes = ctx.ints([axis], "axes")
     parts = [ctx.make("Unsqueeze", [x, axes]) for x in ctx.inputs]
     ctx.make("Concat", parts, outputs=_out(ctx), axis=axis)
 
 
-def _split(ctx, axis: int, n: int, sizes: str | None, squeeze: bool) -> None:
+def _split(ctx: LoweringContext, axis: int, n: int, sizes: str | None, squeeze: bool) -> None:
     """``Split`` into ``n`` outputs (equal parts when ``sizes`` is None), squeezing ``axis``."""
     if n == 1:
         parts = [ctx.inputs[0]]
@@ -254,7 +166,7 @@ def _split(ctx, axis: int, n: int, sizes: str | None, squeeze: bool) -> None:
         ctx.make(op, ins, outputs=_out(ctx, k))
 
 
-def _slice_channel_onnx(ctx) -> None:
+def _slice_channel_onnx(ctx: LoweringContext) -> None:
     p, dims = ctx.params, Dims(ctx)
     axis = norm_axis(p.axis, len(dims.static))
     n = p.num_outputs
@@ -262,7 +174,7 @@ def _slice_channel_onnx(ctx) -> None:
     _split(ctx, axis, n, sizes, p.squeeze_axis)
 
 
-def _split_v2_onnx(ctx) -> None:
+def _split_v2_onnx(ctx: LoweringContext) -> None:
     """Split sizes from the start indices, or from ``sections`` (the first ``size % n`` parts
     one longer); computed at run time when the split axis varies."""
     p, dims = ctx.params, Dims(ctx)
@@ -285,7 +197,7 @@ def _split_v2_onnx(ctx) -> None:
 
 
 # --- slicing ---------------------------------------------------------------------------------
-def _slice(ctx, x: str, rows: list[tuple[int, int, int, int]], out: str) -> None:
+def _slice(ctx: LoweringContext, x: str, rows: list[tuple[int, int, int, int]], out: str) -> None:
     """``Slice`` with rows of (axis, start, end, step); Identity when there are none."""
     if not rows:
         ctx.make("Identity", [x], outputs=[out])
@@ -296,7 +208,7 @@ def _slice(ctx, x: str, rows: list[tuple[int, int, int, int]], out: str) -> None
     ctx.make("Slice", ins, outputs=[out])
 
 
-def _slice_onnx(ctx) -> None:
+def _slice_onnx(ctx: LoweringContext) -> None:
     """MXNet's None entries become the ends of the axis: INT64_MAX/INT64_MIN, as ONNX asks,
     so a varying axis needs no ``Shape``."""
     rows = []
@@ -310,14 +222,14 @@ def _slice_onnx(ctx) -> None:
     _slice(ctx, ctx.inputs[0], rows, ctx.outputs[0])
 
 
-def _slice_axis_onnx(ctx) -> None:
+def _slice_axis_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     axis = norm_axis(p.axis, len(ctx.shape))
     end = INT64_MAX if p.end is None else p.end
     _slice(ctx, ctx.inputs[0], [(axis, p.begin, end, 1)], ctx.outputs[0])
 
 
-def _slice_like_onnx(ctx) -> None:
+def _slice_like_onnx(ctx: LoweringContext) -> None:
     """Ends read from ``Shape(shape_like)`` when its dims vary."""
     axes = _slice_like_axes(ctx.params, ctx.in_shapes[0], ctx.in_shapes[1])
     if not axes:
@@ -329,7 +241,7 @@ def _slice_like_onnx(ctx) -> None:
 
 
 # --- repetition and broadcasting -------------------------------------------------------------
-def _tile_onnx(ctx) -> None:
+def _tile_onnx(ctx: LoweringContext) -> None:
     reps, ndim = list(ctx.params.reps), len(ctx.shape)
     x = ctx.inputs[0]
     if len(reps) > ndim:  # numpy.tile prepends dims to the input
@@ -341,7 +253,7 @@ def _tile_onnx(ctx) -> None:
     ctx.make("Tile", [x, ctx.ints(reps, "reps")], outputs=_out(ctx))
 
 
-def _repeat_onnx(ctx) -> None:
+def _repeat_onnx(ctx: LoweringContext) -> None:
     """Each element ``r`` times: Unsqueeze after the axis, Tile that new axis, merge the two."""
     p, dims = ctx.params, Dims(ctx)
     x, r = ctx.inputs[0], p.repeats
@@ -365,17 +277,17 @@ def _repeat_onnx(ctx) -> None:
     reshape_to(ctx, y, entries, ctx.outputs[0])
 
 
-def _expand(ctx, entries: Sequence[Entry]) -> None:
+def _expand(ctx: LoweringContext, entries: Sequence[Entry]) -> None:
     ctx.make("Expand", [ctx.inputs[0], build_shape(ctx, entries)], outputs=_out(ctx))
 
 
-def _broadcast_to_onnx(ctx) -> None:
+def _broadcast_to_onnx(ctx: LoweringContext) -> None:
     """MXNet's 0 (keep the input dim) is Expand's 1, which broadcasting leaves as the input's
     dim at run time."""
     _expand(ctx, [t or 1 for t in ctx.params.shape])
 
 
-def _broadcast_like_onnx(ctx) -> None:
+def _broadcast_like_onnx(ctx: LoweringContext) -> None:
     p, rhs = ctx.params, Dims(ctx, 1)
     if p.lhs_axes is None or p.rhs_axes is None:
         ctx.make("Expand", [ctx.inputs[0], rhs.shape()], outputs=_out(ctx))
@@ -386,7 +298,7 @@ def _broadcast_like_onnx(ctx) -> None:
     _expand(ctx, entries)
 
 
-def _broadcast_axis_onnx(ctx) -> None:
+def _broadcast_axis_onnx(ctx: LoweringContext) -> None:
     entries = [1] * len(ctx.shape)
     for a, n in zip(ctx.params.axis, ctx.params.size):
         entries[a] = n
@@ -404,7 +316,7 @@ def _space_onnx(to_space: bool) -> Callable:
     (block_row, block_col, channel); space_to_depth is its inverse."""
     op_type = "DepthToSpace" if to_space else "SpaceToDepth"
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         b = ctx.params.block_size
         if np.dtype(ctx.dtype).name in _SPACE_NATIVE:
             mode = "DCR" if to_space else None
@@ -429,16 +341,16 @@ def _space_onnx(to_space: bool) -> Callable:
 
 
 # --- shape queries and generators ------------------------------------------------------------
-def _shape_array_onnx(ctx) -> None:
+def _shape_array_onnx(ctx: LoweringContext) -> None:
     ctx.make("Shape", ctx.inputs[:1], outputs=_out(ctx))
 
 
-def _size_array_onnx(ctx) -> None:
+def _size_array_onnx(ctx: LoweringContext) -> None:
     size = ctx.make("Size", ctx.inputs[:1])
     ctx.make("Reshape", [size, ctx.ints([1], "one")], outputs=_out(ctx))
 
 
-def _arange_like_onnx(ctx) -> None:
+def _arange_like_onnx(ctx: LoweringContext) -> None:
     """``start + (i // repeat) * step`` over a run-time ``Range``; float32/64 compute in their
     dtype, other dtypes in int64 with start and step truncated (as MXNet's kernel)."""
     p, dims, dtype = ctx.params, Dims(ctx), np.dtype(ctx.dtype)
@@ -464,7 +376,7 @@ def _arange_like_onnx(ctx) -> None:
         deliver(ctx, y)
 
 
-def _diag_onnx(ctx) -> None:
+def _diag_onnx(ctx: LoweringContext) -> None:
     """1-d: Gather from ``[x, 0]`` at a fixed index map; n-d: move ``axis1``/``axis2`` last,
     flatten them, Gather the diagonal's flat positions. The diagonal's dims must be fixed."""
     p, dims = ctx.params, Dims(ctx)
@@ -485,7 +397,7 @@ def _diag_onnx(ctx) -> None:
     ctx.make("Gather", [x, ctx.ints(flat, "diag")], outputs=_out(ctx), axis=len(rest))
 
 
-def _diag_matrix(ctx, dims: Dims, k: int) -> None:
+def _diag_matrix(ctx: LoweringContext, dims: Dims, k: int) -> None:
     if dims.dyn[0]:
         raise ctx.fail("diag of a dynamic-length vector has no ONNX lowering")
     n = dims.static[0]
@@ -498,12 +410,11 @@ def _diag_matrix(ctx, dims: Dims, k: int) -> None:
     ctx.make("Gather", [padded, ctx.const(index, "diag")], outputs=_out(ctx), axis=0)
 
 
-def _flatten_onnx(ctx) -> None:
+def _flatten_onnx(ctx: LoweringContext) -> None:
     ctx.make("Flatten", ctx.inputs[:1], outputs=_out(ctx), axis=1)
 
 
-def _attach_all() -> None:
-    for name, handler in (
+for _name, _handler in (
             ("Reshape", _reshape_onnx), ("reshape_like", _reshape_like_onnx),
             ("Flatten", _flatten_onnx), ("transpose", _transpose_onnx),
             ("SwapAxis", _transpose_onnx), ("expand_dims", _expand_dims_onnx),
@@ -517,7 +428,4 @@ def _attach_all() -> None:
             ("depth_to_space", _space_onnx(True)), ("space_to_depth", _space_onnx(False)),
             ("shape_array", _shape_array_onnx), ("size_array", _size_array_onnx),
             ("_contrib_arange_like", _arange_like_onnx), ("diag", _diag_onnx)):
-        attach(name, handler)
-
-
-_attach_all()
+    lowering(_name)(_handler)

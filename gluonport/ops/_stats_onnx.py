@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._onnx import attach
+from .lowering import LoweringContext, deliver, lowering
 from .reduce import (
     _SAFE_ACC,
     _count,
     _keep_or_drop,
     _moments_axes,
     _uniform_bins,
-    deliver,
     onnx_reduce,
     uniform_range,
 )
@@ -42,7 +41,7 @@ def _work(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.int64) if dtype.kind in "iu" else dtype
 
 
-def _in_dtype(ctx, op_type: str, a: str, b: str, dtype: np.dtype) -> str:
+def _in_dtype(ctx: LoweringContext, op_type: str, a: str, b: str, dtype: np.dtype) -> str:
     """``a <op> b`` rounded (or wrapped) to ``dtype`` as one operation of that dtype."""
     work = _work(dtype)
     if work == dtype:
@@ -51,7 +50,7 @@ def _in_dtype(ctx, op_type: str, a: str, b: str, dtype: np.dtype) -> str:
     return ctx.cast_to(y, dtype)
 
 
-def _mean_of(ctx, x: str, axes: tuple, dtype: np.dtype, count: str) -> str:
+def _mean_of(ctx: LoweringContext, x: str, axes: tuple, dtype: np.dtype, count: str) -> str:
     """MXNet's normalised sum: accumulate, cast to ``dtype``, divide in ``dtype``."""
     acc = np.dtype(_SAFE_ACC[dtype.name])
     acc = np.dtype(np.int64) if acc.kind in "iu" else acc
@@ -60,7 +59,7 @@ def _mean_of(ctx, x: str, axes: tuple, dtype: np.dtype, count: str) -> str:
                      dtype)
 
 
-def _moments_onnx(ctx) -> None:
+def _moments_onnx(ctx: LoweringContext) -> None:
     p, dtype = ctx.params, np.dtype(ctx.dtype)
     if dtype.name not in _SAFE_ACC or dtype == np.bool_:
         raise ctx.fail(f"moments of {dtype} data has no ONNX export; cast it to float32")
@@ -73,7 +72,7 @@ def _moments_onnx(ctx) -> None:
         deliver(ctx, _keep_or_drop(ctx, y, axes, p.keepdims), k)
 
 
-def _cumsum_onnx(ctx) -> None:
+def _cumsum_onnx(ctx: LoweringContext) -> None:
     p, out = ctx.params, np.dtype(ctx.out_dtypes[0])
     x = ctx.inputs[0] if np.dtype(ctx.dtype) == out else ctx.cast_to(ctx.inputs[0], out)
     work = _work(out)
@@ -87,12 +86,12 @@ def _cumsum_onnx(ctx) -> None:
 
 
 # --- histogram --------------------------------------------------------------------------------
-def _ge_le(ctx, v: str, lo: str, hi: str) -> str:
+def _ge_le(ctx: LoweringContext, v: str, lo: str, hi: str) -> str:
     return ctx.make("And", [ctx.make("GreaterOrEqual", [v, lo]),
                             ctx.make("LessOrEqual", [v, hi])])
 
 
-def _uniform_target(ctx, v: str, edges: np.ndarray) -> str:
+def _uniform_target(ctx: LoweringContext, v: str, edges: np.ndarray) -> str:
     """MXNet's uniform bin index (-1 outside the range) of the float64 values ``v``."""
     lo, hi, cnt = uniform_range(ctx.params)
     const = {name: ctx.const(np.float64(val), name) for name, val in
@@ -112,7 +111,7 @@ def _uniform_target(ctx, v: str, edges: np.ndarray) -> str:
     return ctx.make("Where", [inside, t, ctx.const(np.int64(-1), "outside")])
 
 
-def _edges_target(ctx, v: str, n_bins: int) -> str:
+def _edges_target(ctx: LoweringContext, v: str, n_bins: int) -> str:
     """Bin index against the ``bins`` input: the first edge above the element, minus one."""
     b = ctx.cast_to(ctx.inputs[1], np.float64)
     ends = [ctx.make("Gather", [b, ctx.const(np.int64(i), "end")]) for i in (0, n_bins)]
@@ -127,7 +126,7 @@ def _edges_target(ctx, v: str, n_bins: int) -> str:
     return ctx.make("Where", [inside, t, ctx.const(np.int64(-1), "outside")])
 
 
-def _bin_counts(ctx, target: str, n_bins: int) -> str:
+def _bin_counts(ctx: LoweringContext, target: str, n_bins: int) -> str:
     """How many elements fall in each bin (index -1: none)."""
     if ctx.opset >= 16:
         shifted = ctx.make("Add", [target, ctx.const(np.int64(1), "one")])
@@ -141,7 +140,7 @@ def _bin_counts(ctx, target: str, n_bins: int) -> str:
     return onnx_reduce(ctx, "ReduceSum", ctx.cast_to(hot, np.int64), (0,), False)
 
 
-def _histogram_onnx(ctx) -> None:
+def _histogram_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     v = ctx.cast_to(ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1], "flat")]), np.float64)
     if p.bin_cnt is not None:
@@ -158,7 +157,7 @@ def _histogram_onnx(ctx) -> None:
         ctx.make("Identity", [edge_out], outputs=[ctx.outputs[1]])
 
 
-def _all_finite_onnx(ctx) -> None:
+def _all_finite_onnx(ctx: LoweringContext) -> None:
     flags = []
     for i, x in enumerate(ctx.inputs):
         if np.dtype(ctx.in_dtypes[i]) == np.float16:
@@ -173,8 +172,8 @@ def _all_finite_onnx(ctx) -> None:
     deliver(ctx, y)
 
 
-attach("moments", _moments_onnx)
-attach("_np_cumsum", _cumsum_onnx)
-attach("_histogram", _histogram_onnx)
-attach("all_finite", _all_finite_onnx)
-attach("multi_all_finite", _all_finite_onnx)
+lowering("moments")(_moments_onnx)
+lowering("_np_cumsum")(_cumsum_onnx)
+lowering("_histogram")(_histogram_onnx)
+lowering("all_finite")(_all_finite_onnx)
+lowering("multi_all_finite")(_all_finite_onnx)

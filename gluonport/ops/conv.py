@@ -48,9 +48,9 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
-from . import _onnx_window as win
-from ._onnx import attach
 from ._shape import fmt, merge
+from .lowering import LoweringContext, lowering
+from .lowering import window as win
 from .registry import OpDef, register
 
 __all__ = ["Geometry", "geometry", "conv_nd", "deconv_nd", "conv_out_size", "deconv_pad_adj"]
@@ -675,7 +675,7 @@ register(OpDef(
 _EXACT_F32 = 1 << 24  # integers up to here are exact in float32
 
 
-def _conv_work(ctx, dt: np.dtype, terms: int) -> np.dtype:
+def _conv_work(ctx: LoweringContext, dt: np.dtype, terms: int) -> np.dtype:
     """float16 in float32; int8/uint8 in float32 while every sum of ``terms`` products is exact
     there (float64 otherwise); float32/float64 as they are."""
     if dt.kind in "iu":
@@ -687,7 +687,7 @@ def _conv_work(ctx, dt: np.dtype, terms: int) -> np.dtype:
     return win.work_dtype(dt)
 
 
-def _onnx_weight(ctx, i: int, last: bool, work: np.dtype) -> np.ndarray | str:
+def _onnx_weight(ctx: LoweringContext, i: int, last: bool, work: np.dtype) -> np.ndarray | str:
     """Input ``i`` (a weight) channels-first in ``work``: a numpy value for parameters (laid out
     at export time), else a tensor (Transpose/Cast nodes)."""
     value = ctx.param(i)
@@ -697,11 +697,11 @@ def _onnx_weight(ctx, i: int, last: bool, work: np.dtype) -> np.ndarray | str:
     return ctx.make("Transpose", [w], perm=win.first_perm(len(ctx.in_shapes[i]))) if last else w
 
 
-def _as_tensor(ctx, w: np.ndarray | str, hint: str = "weight") -> str:
+def _as_tensor(ctx: LoweringContext, w: np.ndarray | str, hint: str = "weight") -> str:
     return w if isinstance(w, str) else ctx.const(w, hint)
 
 
-def _static_spatial(ctx, last: bool, what: str) -> tuple[int, ...]:
+def _static_spatial(ctx: LoweringContext, last: bool, what: str) -> tuple[int, ...]:
     """The spatial dims of input 0, which ``what`` needs fixed at export time."""
     rank = len(ctx.shape)
     axes = range(1, rank - 1) if last else range(2, rank)
@@ -711,7 +711,7 @@ def _static_spatial(ctx, last: bool, what: str) -> tuple[int, ...]:
     return tuple(int(ctx.shape[a]) for a in axes)
 
 
-def _saturate(ctx, y: str, dt: np.dtype, work: np.dtype) -> str:
+def _saturate(ctx: LoweringContext, y: str, dt: np.dtype, work: np.dtype) -> str:
     """int8/uint8 outputs: the exact integer sums clipped to the dtype (oneDNN saturates)."""
     if dt.kind not in "iu":
         return y
@@ -720,7 +720,7 @@ def _saturate(ctx, y: str, dt: np.dtype, work: np.dtype) -> str:
                              ctx.const(work.type(info.max), "hi")])
 
 
-def _conv_onnx(ctx) -> None:
+def _conv_onnx(ctx: LoweringContext) -> None:
     """``Conv`` (channels-last data transposed around it; float16 in float32; int8/uint8 exact
     and saturated). float64 is im2col + ``MatMul``: onnxruntime has no double Conv kernel."""
     p, op = ctx.params, ctx.node.op.name
@@ -747,7 +747,7 @@ def _conv_onnx(ctx) -> None:
     win.finish(ctx, y, work, win.last_perm(rank) if last else None)
 
 
-def _conv_transpose(ctx, x: str, w: np.ndarray | str, b: str | None, g: Geometry,
+def _conv_transpose(ctx: LoweringContext, x: str, w: np.ndarray | str, b: str | None, g: Geometry,
                     groups: int, pads, adj, work: np.dtype, in_sp, out_sp) -> str:
     """``ConvTranspose`` (pads both sides, MXNet's adj as ``output_padding``), or in float64
     the exact stride-1 convolution of the zero-interleaved input."""
@@ -762,7 +762,7 @@ def _conv_transpose(ctx, x: str, w: np.ndarray | str, b: str | None, g: Geometry
                     output_padding=list(adj) if any(adj) else None, group=groups)
 
 
-def _deconv_onnx(ctx) -> None:
+def _deconv_onnx(ctx: LoweringContext) -> None:
     """``ConvTranspose``; ``target_shape`` becomes MXNet's InferPad pads and adj
     (``output_shape`` when the spatial dims are dynamic); float64 computed exactly."""
     p = ctx.params
@@ -790,7 +790,7 @@ def _deconv_onnx(ctx) -> None:
     win.finish(ctx, y, work, win.last_perm(rank) if last else None)
 
 
-def _nearest_onnx(ctx, i: int, scale: int, work: np.dtype) -> str:
+def _nearest_onnx(ctx: LoweringContext, i: int, scale: int, work: np.dtype) -> str:
     """Input ``i`` repeated ``scale`` times along H and W: ``Resize`` (nearest, asymmetric,
     floor: ``x[o // s]``) for float types onnxruntime resizes; else Unsqueeze/Expand/Reshape."""
     x = win.as_dtype(ctx, i, work)
@@ -808,7 +808,7 @@ def _nearest_onnx(ctx, i: int, scale: int, work: np.dtype) -> str:
     return ctx.make("Reshape", [x, ctx.ints([0, 0, -1, w], "shape")])
 
 
-def _up_onnx(ctx) -> None:
+def _up_onnx(ctx: LoweringContext) -> None:
     """bilinear: the depthwise ``ConvTranspose`` MXNet runs (kernel ``2s - s % 2``, stride
     ``s``, pad ``ceil((s-1)/2)``) with the weight input; nearest: ``Resize`` per input, then
     ``Concat`` on channels or ``Sum``."""
@@ -843,12 +843,12 @@ def _up_onnx(ctx) -> None:
 
 
 for _name in ("Convolution", "Convolution_v1"):
-    attach(_name, _conv_onnx)
-attach("Deconvolution", _deconv_onnx)
-attach("UpSampling", _up_onnx)
+    lowering(_name)(_conv_onnx)
+lowering("Deconvolution")(_deconv_onnx)
+lowering("UpSampling")(_up_onnx)
 
 
-def _im2col_onnx(ctx) -> None:
+def _im2col_onnx(ctx: LoweringContext) -> None:
     g = geometry(ctx.params, "im2col")
     sp = _static_spatial(ctx, False, "im2col")
     out_sp = _col_sizes(g, sp, "im2col")
@@ -856,11 +856,11 @@ def _im2col_onnx(ctx) -> None:
     ctx.make("Identity", [y], outputs=ctx.outputs[:1])
 
 
-def _col2im_onnx(ctx) -> None:
+def _col2im_onnx(ctx: LoweringContext) -> None:
     g, size, out_sp = _col2im_dims(ctx.params, tuple(ctx.shape))
     y = win.col2im(ctx, ctx.inputs[0], g.kernel, g.stride, g.dilate, g.pad, out_sp, size)
     ctx.make("Identity", [y], outputs=ctx.outputs[:1])
 
 
-attach("im2col", _im2col_onnx)
-attach("col2im", _col2im_onnx)
+lowering("im2col")(_im2col_onnx)
+lowering("col2im")(_col2im_onnx)

@@ -15,7 +15,7 @@ the real library (``tests/golden/ops/elemwise.npz``):
   (``NumpyBinaryScalarType``); a bool array becomes int64 (``is_int``) or float64;
 * ``elemwise_*`` ops need equal shapes, ``broadcast_*`` ops broadcast like numpy.
 
-ONNX export: every kernel maps to one lowering of :mod:`gluonport.ops._onnx_math` (``_ONNX``),
+ONNX export: every kernel maps to one lowering of :mod:`gluonport.ops.lowering.math` (``_ONNX``),
 shared by the three op kinds (ONNX broadcasts like numpy; a scalar is a constant of the working
 dtype). Integer division and modulo never pass onnxruntime a divisor of 0 or -1 (it fails, or
 dies on ``INT_MIN / -1``); int8/uint8 are computed in int32 and wrapped back.
@@ -29,8 +29,9 @@ import numpy as np
 
 from ..attrs import Bool, Float
 from ..errors import ShapeError
-from . import _onnx_math as M
 from ._shape import broadcast_shapes, same_shape
+from .lowering import LoweringContext, lowering
+from .lowering import math as M
 from .registry import OpDef, register
 from .unary import c_cast
 
@@ -115,7 +116,7 @@ def binary_onnx(lower: M.Binary) -> Callable:
     """Export handler of a binary op (both kinds: ONNX broadcasts like numpy, and a same-shape
     op's operands need nothing more)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         g = M.Builder(ctx)
         dt = np.dtype(ctx.in_dtypes[0])
         g.out(lower(g, ctx.inputs[0], ctx.inputs[1], dt), dt)
@@ -179,7 +180,7 @@ def scalar_onnx(lower: M.Binary, reverse: bool = False) -> Callable:
     """Export handler of ``x <op> scalar`` (``scalar <op> x`` when ``reverse``): the array in
     the working dtype, the scalar a constant converted as MXNet converts it."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         g = M.Builder(ctx)
         work, s = _scalar_const(ctx.params, ctx.dtype)
         x, k = g.input(0, work), g.k(s, work)
@@ -216,7 +217,7 @@ _EQ, _NE = _cmp(np.equal), _cmp(np.not_equal)
 _GT, _GE, _LT, _LE = _cmp(np.greater), _cmp(np.greater_equal), _cmp(np.less), _cmp(np.less_equal)
 _AND, _OR, _XOR = _cmp(np.logical_and), _cmp(np.logical_or), _cmp(np.logical_xor)
 
-# one ONNX lowering per kernel (gluonport/ops/_onnx_math.py)
+# one ONNX lowering per kernel (gluonport/ops/lowering/math.py)
 _ONNX: dict[Kernel, M.Binary] = {
     _ADD: M.arith("Add"), _SUB: M.arith("Sub"), _MUL: M.arith("Mul"), _div: M.div,
     mxnet_mod: M.mod, _POWER: M.power, _HYPOT: M.hypot, _MAX: M.minmax("Max"),
@@ -228,7 +229,7 @@ _ONNX: dict[Kernel, M.Binary] = {
 
 
 def _register_binary(name: str, fn: Kernel, aliases: tuple[str, ...], make=binary) -> None:
-    make(name, fn, aliases).to_onnx(since=13)(binary_onnx(_ONNX[fn]))
+    lowering(make(name, fn, aliases))(binary_onnx(_ONNX[fn]))
 
 
 _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
@@ -282,7 +283,7 @@ def _smooth_l1(x: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     return _restore(x.dtype, out)
 
 
-def _smooth_l1_onnx(ctx) -> None:
+def _smooth_l1_onnx(ctx: LoweringContext) -> None:
     """The three pieces and two Wheres, with the constants rounded as the compute rounds them."""
     g = M.Builder(ctx)
     dtype, sigma = _scalar_const(ctx.params, ctx.dtype)
@@ -321,6 +322,6 @@ _SCALAR: list[tuple[str, Kernel, bool, tuple[str, ...]]] = [
     ("_logical_xor_scalar", _XOR, False, ("_LogicalXorScalar",)),
 ]
 for _name, _fn, _reverse, _aliases in _SCALAR:
-    scalar(_name, _swap(_fn) if _reverse else _fn, _aliases).to_onnx(since=13)(
+    lowering(scalar(_name, _swap(_fn) if _reverse else _fn, _aliases))(
         scalar_onnx(_ONNX[_fn], _reverse))
-scalar("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)).to_onnx(since=13)(_smooth_l1_onnx)
+lowering(scalar("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)))(_smooth_l1_onnx)

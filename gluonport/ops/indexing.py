@@ -28,9 +28,9 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, ShapeError
-from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
-from ._shape_onnx import Dims, deliver, reshape_to
+from .lowering import LoweringContext, deliver, lowering
+from .lowering.dims import Dims, reshape_to
 from .shape import check, define, types_from
 
 __all__: list[str] = []
@@ -470,7 +470,7 @@ define("_unravel_index", _unravel, _unravel_rule, params=_RAVEL_PARAMS,
 
 
 # --- ONNX export -----------------------------------------------------------------------------
-def _onnx_index(ctx, i: int, floor: bool = False) -> str:
+def _onnx_index(ctx: LoweringContext, i: int, floor: bool = False) -> str:
     """Input ``i`` as int64 indices; float indices truncate toward zero as MXNet's kernels do
     (ONNX Cast truncates), or round down with ``floor`` (gather_nd's kernel)."""
     x, dt = ctx.inputs[i], np.dtype(ctx.in_dtypes[i])
@@ -481,7 +481,7 @@ def _onnx_index(ctx, i: int, floor: bool = False) -> str:
     return ctx.cast_to(x, np.int64)
 
 
-def _onnx_bounded(ctx, idx: str, size: str, mode: str) -> str:
+def _onnx_bounded(ctx: LoweringContext, idx: str, size: str, mode: str) -> str:
     """Indices into an axis of run-time ``size`` (0-d int64): clipped (``clip``; ``raise``
     too, since ONNX cannot raise: valid indices pass unchanged) or wrapped (``wrap``)."""
     if mode == "wrap":
@@ -490,7 +490,7 @@ def _onnx_bounded(ctx, idx: str, size: str, mode: str) -> str:
     return ctx.make("Clip", [idx, ctx.const(np.asarray(0, np.int64), "zero"), top])
 
 
-def _take_onnx(ctx) -> None:
+def _take_onnx(ctx: LoweringContext) -> None:
     """Gather on ``axis`` with indices cast to int64 and clipped or wrapped to the axis size
     (read from Shape when the axis is dynamic)."""
     axis = norm_axis(ctx.params.axis, len(ctx.shape))
@@ -499,7 +499,7 @@ def _take_onnx(ctx) -> None:
     ctx.make("Gather", [ctx.inputs[0], idx], outputs=ctx.outputs[:1], axis=axis)
 
 
-def _pick_onnx(ctx) -> None:
+def _pick_onnx(ctx: LoweringContext) -> None:
     """GatherElements along ``axis`` with the index given that axis (size 1), then squeezed
     unless ``keepdims``."""
     p, ndim = ctx.params, len(ctx.shape)
@@ -515,7 +515,7 @@ def _pick_onnx(ctx) -> None:
         ctx.make("Squeeze", [y, axes], outputs=ctx.outputs[:1])
 
 
-def _batch_take_onnx(ctx) -> None:
+def _batch_take_onnx(ctx: LoweringContext) -> None:
     """``a`` viewed as (N, K); GatherElements of one clipped column per row."""
     a, k = ctx.inputs[0], ctx.shape[-1]
     if len(ctx.shape) != 2:
@@ -528,7 +528,7 @@ def _batch_take_onnx(ctx) -> None:
                ctx.outputs[0])
 
 
-def _embedding_onnx(ctx) -> None:
+def _embedding_onnx(ctx: LoweringContext) -> None:
     """Gather rows of the weight at the int64-cast indices, clipped to ``input_dim``."""
     size = ctx.const(np.asarray(ctx.params.input_dim, np.int64), "input_dim")
     idx = _onnx_bounded(ctx, _onnx_index(ctx, 0), size, "clip")
@@ -539,7 +539,7 @@ def _embedding_onnx(ctx) -> None:
 _ONE_HOT_NATIVE = ("float32", "float16", "int64")
 
 
-def _one_hot_onnx(ctx) -> None:
+def _one_hot_onnx(ctx: LoweringContext) -> None:
     """OneHot with MXNet's out-of-range rule: ONNX counts negative indices from the end, so
     they are first moved past ``depth`` (all off, as in MXNet)."""
     p = ctx.params
@@ -559,7 +559,7 @@ def _one_hot_onnx(ctx) -> None:
              outputs=ctx.outputs[:1])
 
 
-def _where_onnx(ctx) -> None:
+def _where_onnx(ctx: LoweringContext) -> None:
     """Where on the condition cast to bool; a 1-d condition is given trailing size-1 dims so
     it selects whole rows."""
     cond = ctx.inputs[0]
@@ -571,19 +571,19 @@ def _where_onnx(ctx) -> None:
     ctx.make("Where", [cond, ctx.inputs[1], ctx.inputs[2]], outputs=ctx.outputs[:1])
 
 
-def _nd_indices(ctx, i: int, floor: bool) -> str:
+def _nd_indices(ctx: LoweringContext, i: int, floor: bool) -> str:
     """MXNet's (M, Y...) index layout as ONNX's (Y..., M), int64."""
     idx = _onnx_index(ctx, i, floor)
     rank = len(ctx.in_shapes[i])
     return ctx.make("Transpose", [idx], perm=list(range(1, rank)) + [0])
 
 
-def _gather_nd_onnx(ctx) -> None:
+def _gather_nd_onnx(ctx: LoweringContext) -> None:
     ctx.make("GatherND", [ctx.inputs[0], _nd_indices(ctx, 1, floor=True)],
              outputs=ctx.outputs[:1])
 
 
-def _scatter_nd_onnx(ctx) -> None:
+def _scatter_nd_onnx(ctx: LoweringContext) -> None:
     """ScatterND into zeros of ``shape`` (a broadcast scalar, not a stored tensor)."""
     zero = ctx.const(np.zeros((), ctx.in_dtypes[0]), "zero")
     zeros = ctx.make("Expand", [zero, ctx.ints(ctx.params.shape, "shape")])
@@ -591,7 +591,7 @@ def _scatter_nd_onnx(ctx) -> None:
              outputs=ctx.outputs[:1])
 
 
-def _boolean_mask_onnx(ctx) -> None:
+def _boolean_mask_onnx(ctx: LoweringContext) -> None:
     """Compress on axis 0 (the output's first dim depends on the values)."""
     mask = ctx.inputs[1]
     if np.dtype(ctx.in_dtypes[1]) != np.bool_:
@@ -599,13 +599,13 @@ def _boolean_mask_onnx(ctx) -> None:
     ctx.make("Compress", [ctx.inputs[0], mask], outputs=ctx.outputs[:1], axis=0)
 
 
-def _index_copy_onnx(ctx) -> None:
+def _index_copy_onnx(ctx: LoweringContext) -> None:
     """ScatterND of the new rows at the (truncated) row indices."""
     idx = ctx.make("Unsqueeze", [_onnx_index(ctx, 1), ctx.ints([1], "axes")])
     ctx.make("ScatterND", [ctx.inputs[0], idx, ctx.inputs[2]], outputs=ctx.outputs[:1])
 
 
-def _index_array_onnx(ctx) -> None:
+def _index_array_onnx(ctx: LoweringContext) -> None:
     """Per selected axis a ``Range`` over its size, shaped to broadcast along that axis and
     expanded to the input's shape; the pieces are joined on a new last axis."""
     dims = Dims(ctx, 0)
@@ -621,7 +621,7 @@ def _index_array_onnx(ctx) -> None:
     ctx.make("Concat", parts, outputs=ctx.outputs[:1], axis=ndim)
 
 
-def _columns(ctx, i: int, axis: int) -> str:
+def _columns(ctx: LoweringContext, i: int, axis: int) -> str:
     """``arange(dim)`` of input ``i``'s ``axis`` (a constant when static, else ``Range``)."""
     dims = Dims(ctx, i)
     if not dims.dyn[axis]:
@@ -630,22 +630,22 @@ def _columns(ctx, i: int, axis: int) -> str:
     return ctx.make("Range", [zero, dims.scalar(axis), one])
 
 
-def _hits(ctx, i: int, width_input: int) -> str:
+def _hits(ctx: LoweringContext, i: int, width_input: int) -> str:
     """``(N, M)`` booleans: where input ``width_input``'s columns equal input ``i``'s indices."""
     rows = ctx.make("Unsqueeze", [_onnx_index(ctx, i), ctx.ints([1], "axes")])
     return ctx.make("Equal", [rows, _columns(ctx, width_input, 1)])
 
 
-def _onehot_encode_onnx(ctx) -> None:
+def _onehot_encode_onnx(ctx: LoweringContext) -> None:
     ctx.make("Cast", [_hits(ctx, 0, 1)], outputs=ctx.outputs[:1], to=1)  # FLOAT
 
 
-def _fill_element_onnx(ctx) -> None:
+def _fill_element_onnx(ctx: LoweringContext) -> None:
     values = ctx.make("Unsqueeze", [ctx.inputs[1], ctx.ints([1], "axes")])
     ctx.make("Where", [_hits(ctx, 2, 0), values, ctx.inputs[0]], outputs=ctx.outputs[:1])
 
 
-def _ravel_onnx(ctx) -> None:
+def _ravel_onnx(ctx: LoweringContext) -> None:
     """MXNet's ``ret = index_t(ret * size + x_j)`` per dim, the addition in the data's type
     (float16 in float32; Cast to int64 truncates as index_t does)."""
     dims, dt = _ravel_dims(ctx.params, "ravel_multi_index"), np.dtype(ctx.dtype)
@@ -663,7 +663,7 @@ def _ravel_onnx(ctx) -> None:
     deliver(ctx, ctx.cast_to(ret, dt) if dt != np.int64 else ret)
 
 
-def _unravel_onnx(ctx) -> None:
+def _unravel_onnx(ctx: LoweringContext) -> None:
     """C division and remainder (ONNX's integer Div truncates toward zero as C does)."""
     dims, dt = _ravel_dims(ctx.params, "unravel_index"), np.dtype(ctx.dtype)
     idx = _onnx_index(ctx, 0)
@@ -679,8 +679,7 @@ def _unravel_onnx(ctx) -> None:
     deliver(ctx, ctx.cast_to(y, dt) if dt != np.int64 else y)
 
 
-def _attach_onnx() -> None:
-    for name, handler in (
+for _name, _handler in (
             ("take", _take_onnx), ("pick", _pick_onnx), ("batch_take", _batch_take_onnx),
             ("Embedding", _embedding_onnx), ("one_hot", _one_hot_onnx), ("where", _where_onnx),
             ("gather_nd", _gather_nd_onnx), ("scatter_nd", _scatter_nd_onnx),
@@ -689,7 +688,4 @@ def _attach_onnx() -> None:
             ("_contrib_index_array", _index_array_onnx),
             ("_onehot_encode", _onehot_encode_onnx), ("fill_element_0index", _fill_element_onnx),
             ("_ravel_multi_index", _ravel_onnx), ("_unravel_index", _unravel_onnx)):
-        attach(name, handler)
-
-
-_attach_onnx()
+    lowering(_name)(_handler)

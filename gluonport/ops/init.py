@@ -27,8 +27,8 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ..errors import OpAttributeError, ShapeError
-from ._onnx import attach
 from ._shape import known
+from .lowering import LoweringContext, lowering
 from .registry import OpDef, register
 from .unary import CAST_DTYPES, c_cast
 
@@ -211,7 +211,7 @@ register(OpDef(
 FOLD_LIMIT = 4096
 
 
-def _shape_attr(ctx, op: str) -> tuple[int, ...]:
+def _shape_attr(ctx: LoweringContext, op: str) -> tuple[int, ...]:
     """The ``shape`` attribute; 0 dims (MXNet's "infer from the graph", e.g. an RNN layer's
     begin state of unknown batch) take the inferred output shape when it does not vary with
     the dynamic axes."""
@@ -231,7 +231,7 @@ def _fill_onnx(op: str):
     """``ConstantOfShape`` with the value converted to the dtype (bfloat16: its uint16 bits,
     as gluonport carries bfloat16)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         from onnx import numpy_helper
 
         p = ctx.params
@@ -248,29 +248,29 @@ def _fill_onnx(op: str):
 
 
 for _name in ("_zeros", "_ones", "_full", "_zeros_without_dtype"):
-    attach(_name, _fill_onnx(_name))
+    lowering(_name)(_fill_onnx(_name))
 
 
-def _constant(ctx, value: np.ndarray) -> None:
+def _constant(ctx: LoweringContext, value: np.ndarray) -> None:
     """Output 0 is the constant ``value``."""
     ctx.make("Identity", [ctx.const(value, "value")], outputs=[ctx.outputs[0]])
 
 
-def _index(ctx, n: int, repeat: int = 1) -> str:
+def _index(ctx: LoweringContext, n: int, repeat: int = 1) -> str:
     """``[0, 1, ..., n-1] // repeat`` as int64."""
     idx = ctx.make("Range", [ctx.const(np.int64(0)), ctx.const(np.int64(n)),
                              ctx.const(np.int64(1))])
     return idx if repeat == 1 else ctx.make("Div", [idx, ctx.const(np.int64(repeat))])
 
 
-def _affine(ctx, idx: str, start, step, work) -> str:
+def _affine(ctx: LoweringContext, idx: str, start, step, work) -> str:
     """``start + idx * step`` in ``work`` (a Mul and an Add: the compute's two roundings)."""
     x = ctx.cast_to(idx, work) if np.dtype(work) != np.int64 else idx
     return ctx.make("Add", [ctx.const(np.asarray(start, work)),
                             ctx.make("Mul", [x, ctx.const(np.asarray(step, work))])])
 
 
-def _deliver(ctx, y: str, work) -> None:
+def _deliver(ctx: LoweringContext, y: str, work) -> None:
     out = np.dtype(ctx.out_dtypes[0])
     if out == np.dtype(work):
         ctx.make("Identity", [y], outputs=[ctx.outputs[0]])
@@ -278,7 +278,7 @@ def _deliver(ctx, y: str, work) -> None:
         ctx.make("Cast", [y], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(out))
 
 
-def _arange_onnx(ctx) -> None:
+def _arange_onnx(ctx: LoweringContext) -> None:
     """A constant; above FOLD_LIMIT, ``Range`` and the compute's arithmetic: float32/float64
     ``start + i * step`` in the dtype, the others in int64 from the truncated start and step."""
     p = ctx.params
@@ -300,10 +300,10 @@ def _arange_onnx(ctx) -> None:
     _deliver(ctx, _affine(ctx, idx, s0, st, np.int64), np.int64)
 
 
-attach("_arange", _arange_onnx)
+lowering("_arange")(_arange_onnx)
 
 
-def _linspace_onnx(ctx) -> None:
+def _linspace_onnx(ctx: LoweringContext) -> None:
     """A constant; above FOLD_LIMIT, ``start + step * i`` in double, converted to the dtype."""
     p = ctx.params
     if p.num <= FOLD_LIMIT or p.dtype == "bfloat16":
@@ -314,10 +314,10 @@ def _linspace_onnx(ctx) -> None:
     _deliver(ctx, _affine(ctx, _index(ctx, p.num), p.start, step, np.float64), np.float64)
 
 
-attach("_linspace", _linspace_onnx)
+lowering("_linspace")(_linspace_onnx)
 
 
-def _eye_onnx(ctx) -> None:
+def _eye_onnx(ctx: LoweringContext) -> None:
     """A constant; above FOLD_LIMIT, ``EyeLike`` (k) on a zero matrix, float32 then cast for
     the dtypes onnxruntime's EyeLike lacks."""
     p = ctx.params
@@ -334,4 +334,4 @@ def _eye_onnx(ctx) -> None:
     _deliver(ctx, ctx.make("EyeLike", [zeros], k=p.k), work)
 
 
-attach("_eye", _eye_onnx)
+lowering("_eye")(_eye_onnx)

@@ -32,6 +32,7 @@ import numpy as np
 from ..attrs import Bool, Enum, Float, Int, Optional
 from ..errors import DTypeError, ShapeError
 from ._shape import fmt, known, merge
+from .lowering import LoweringContext, const_like, deliver, lowering
 from .registry import OpDef, register
 
 __all__ = ["dot_shape", "batch_dot_shape"]
@@ -532,20 +533,19 @@ def _swapped(ndim: int) -> list[int]:
     return list(range(ndim - 2)) + [ndim - 1, ndim - 2]
 
 
-def _transposed(ctx, x: str, perm: list[int]) -> str:
+def _transposed(ctx: LoweringContext, x: str, perm: list[int]) -> str:
     return x if perm == sorted(perm) else ctx.make("Transpose", [x], perm=perm)
 
 
-def _scaled(ctx, x: str, alpha: float) -> str:
+def _scaled(ctx: LoweringContext, x: str, alpha: float) -> str:
     """``alpha * x`` in the dtype of input 0 (no node for 1)."""
-    from ._onnx import const_like
 
     return x if alpha == 1.0 else ctx.make("Mul", [x, const_like(ctx, alpha)])
 
 
-def _dot_onnx(ctx) -> None:
+def _dot_onnx(ctx: LoweringContext) -> None:
     """MatMul on MXNet's 2-d views (Gemm for two matrices), reshaped to the N-d result."""
-    from .reduce import deliver, onnx_dims, onnx_shape
+    from .reduce import onnx_dims, onnx_shape
 
     p, (a, b) = ctx.params, ctx.inputs
     na, nb = len(ctx.in_shapes[0]), len(ctx.in_shapes[1])
@@ -572,7 +572,7 @@ def _dot_onnx(ctx) -> None:
     deliver(ctx, y)
 
 
-def _batch_dot_onnx(ctx) -> None:
+def _batch_dot_onnx(ctx: LoweringContext) -> None:
     p, (a, b) = ctx.params, ctx.inputs
     nd = len(ctx.shape)
     a = _transposed(ctx, a, _swapped(nd)) if p.transpose_a else a
@@ -580,10 +580,8 @@ def _batch_dot_onnx(ctx) -> None:
     ctx.make("MatMul", [a, b], outputs=ctx.outputs[:1])
 
 
-def _gemm_onnx(ctx) -> None:
+def _gemm_onnx(ctx: LoweringContext) -> None:
     """Gemm for 2-d operands; else MatMul with the row axis moved next to the last."""
-    from .reduce import deliver
-
     p, nd = ctx.params, len(ctx.shape)
     beta = getattr(p, "beta", None)
     if nd == 2:
@@ -603,7 +601,7 @@ def _gemm_onnx(ctx) -> None:
     deliver(ctx, y)
 
 
-def _static_n(ctx, what: str) -> int:
+def _static_n(ctx: LoweringContext, what: str) -> int:
     """The (static) matrix size of input 0; dynamic matrix dims cannot be exported here."""
     if any(ctx.in_dynamic[0][-2:]):
         raise ctx.fail(f"{what} needs static matrix dims to export to ONNX; keep the last "
@@ -611,39 +609,32 @@ def _static_n(ctx, what: str) -> int:
     return int(ctx.shape[-1])
 
 
-def _det(ctx) -> str:
+def _det(ctx: LoweringContext) -> str:
     """Det, shaped ``(1,)`` for a single matrix as MXNet does."""
     y = ctx.make("Det", [ctx.inputs[0]])
     return ctx.make("Reshape", [y, ctx.ints([1], "one")]) if len(ctx.shape) == 2 else y
 
 
-def _det_onnx(ctx) -> None:
-    from .reduce import deliver
-
+def _det_onnx(ctx: LoweringContext) -> None:
     deliver(ctx, _det(ctx))
 
 
-def _slogdet_onnx(ctx) -> None:
+def _slogdet_onnx(ctx: LoweringContext) -> None:
     """sign = Sign(det), logabs = Log(|det|) (can overflow where LU-based slogdet does not)."""
     det = _det(ctx)
     ctx.make("Sign", [det], outputs=ctx.outputs[:1])
     ctx.make("Log", [ctx.make("Abs", [det])], outputs=ctx.outputs[1:2])
 
 
-def _syrk_onnx(ctx) -> None:
-    from .reduce import deliver
-
+def _syrk_onnx(ctx: LoweringContext) -> None:
     a = ctx.inputs[0]
     at = ctx.make("Transpose", [a], perm=_swapped(len(ctx.shape)))
     y = ctx.make("MatMul", [at, a] if ctx.params.transpose else [a, at])
     deliver(ctx, _scaled(ctx, y, ctx.params.alpha))
 
 
-def _trmm_onnx(ctx) -> None:
+def _trmm_onnx(ctx: LoweringContext) -> None:
     """The triangle of A by a constant mask (exact, also for junk in the other triangle)."""
-    from ._onnx import const_like
-    from .reduce import deliver
-
     p, n = ctx.params, _static_n(ctx, "linalg_trmm")
     ones = np.ones((n, n), dtype=bool)
     mask = ctx.const(np.tril(ones) if p.lower else np.triu(ones), "mask")
@@ -653,7 +644,7 @@ def _trmm_onnx(ctx) -> None:
     deliver(ctx, _scaled(ctx, y, p.alpha))
 
 
-def _diagonal(ctx, offset: int, what: str) -> str:
+def _diagonal(ctx: LoweringContext, offset: int, what: str) -> str:
     """The ``offset`` diagonal of each matrix: Gather from the flattened matrices."""
     n, nd = _static_n(ctx, what), len(ctx.shape)
     rows = np.arange(max(-offset, 0), n - max(offset, 0))
@@ -661,7 +652,7 @@ def _diagonal(ctx, offset: int, what: str) -> str:
     return ctx.make("Gather", [flat, ctx.ints(rows * n + rows + offset, "diag")], axis=nd - 2)
 
 
-def _sumlogdiag_onnx(ctx) -> None:
+def _sumlogdiag_onnx(ctx: LoweringContext) -> None:
     from .reduce import onnx_reduce
 
     nd = len(ctx.shape)
@@ -669,16 +660,12 @@ def _sumlogdiag_onnx(ctx) -> None:
     onnx_reduce(ctx, "ReduceSum", logs, (nd - 2,), nd == 2, outputs=ctx.outputs[:1])
 
 
-def _extractdiag_onnx(ctx) -> None:
-    from .reduce import deliver
-
+def _extractdiag_onnx(ctx: LoweringContext) -> None:
     deliver(ctx, _diagonal(ctx, ctx.params.offset, "linalg_extractdiag"))
 
 
-def _makediag_onnx(ctx) -> None:
+def _makediag_onnx(ctx: LoweringContext) -> None:
     """Gather from the vectors padded with one zero: index ``m`` (the zero) off the diagonal."""
-    from .reduce import deliver
-
     k, nd = ctx.params.offset, len(ctx.shape)
     if ctx.in_dynamic[0][-1]:
         raise ctx.fail("linalg_makediag needs a static last axis to export to ONNX")
@@ -692,10 +679,8 @@ def _makediag_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Reshape", [flat, ctx.ints([0] * (nd - 1) + [n, n], "shape")]))
 
 
-def _extracttrian_onnx(ctx) -> None:
+def _extracttrian_onnx(ctx: LoweringContext) -> None:
     """Gather the packed entries from the flattened matrices."""
-    from .reduce import deliver
-
     p, nd = ctx.params, len(ctx.shape)
     n = _static_n(ctx, "linalg_extracttrian")
     rows, cols = _trian_positions(n, p.offset, p.lower)
@@ -703,10 +688,8 @@ def _extracttrian_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Gather", [flat, ctx.ints(rows * n + cols, "trian")], axis=nd - 2))
 
 
-def _maketrian_onnx(ctx) -> None:
+def _maketrian_onnx(ctx: LoweringContext) -> None:
     """Gather from the vectors padded with one zero (index ``m`` off the triangle)."""
-    from .reduce import deliver
-
     p, nd = ctx.params, len(ctx.shape)
     if ctx.in_dynamic[0][-1]:
         raise ctx.fail("linalg_maketrian needs a static last axis to export to ONNX")
@@ -720,20 +703,14 @@ def _maketrian_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Reshape", [flat, ctx.ints([0] * (nd - 1) + [n, n], "shape")]))
 
 
-def _attach_onnx() -> None:
-    from .registry import get
+lowering("_linalg_extracttrian")(_extracttrian_onnx)
+lowering("_linalg_maketrian")(_maketrian_onnx)
 
-    get("_linalg_extracttrian").to_onnx(since=13)(_extracttrian_onnx)
-    get("_linalg_maketrian").to_onnx(since=13)(_maketrian_onnx)
-
-    for name, fn in (("dot", _dot_onnx), ("batch_dot", _batch_dot_onnx),
-                     ("_linalg_gemm", _gemm_onnx), ("_linalg_gemm2", _gemm_onnx),
-                     ("_linalg_det", _det_onnx), ("_linalg_slogdet", _slogdet_onnx),
-                     ("_linalg_syrk", _syrk_onnx), ("_linalg_trmm", _trmm_onnx),
-                     ("_linalg_sumlogdiag", _sumlogdiag_onnx),
-                     ("_linalg_extractdiag", _extractdiag_onnx),
-                     ("_linalg_makediag", _makediag_onnx)):
-        get(name).to_onnx(since=13)(fn)
-
-
-_attach_onnx()
+for _name, _fn in (("dot", _dot_onnx), ("batch_dot", _batch_dot_onnx),
+                 ("_linalg_gemm", _gemm_onnx), ("_linalg_gemm2", _gemm_onnx),
+                 ("_linalg_det", _det_onnx), ("_linalg_slogdet", _slogdet_onnx),
+                 ("_linalg_syrk", _syrk_onnx), ("_linalg_trmm", _trmm_onnx),
+                 ("_linalg_sumlogdiag", _sumlogdiag_onnx),
+                 ("_linalg_extractdiag", _extractdiag_onnx),
+                 ("_linalg_makediag", _makediag_onnx)):
+    lowering(_name)(_fn)

@@ -18,10 +18,10 @@ import numpy as np
 from ..attrs import Bool, Float, FloatTuple, Int
 from ..errors import OpAttributeError, ShapeError
 from ._detection_onnx import columns, gather_rows, nms_keep, top_scores, unsqueeze
-from ._onnx import attach
 from ._shape import fmt, merge
-from ._shape_onnx import Dims, deliver
 from .detection import as_f32, float32_only, greedy_nms, last_dim, op_def, require_float32
+from .lowering import LoweringContext, deliver, lowering
+from .lowering.dims import Dims
 from .reduce import onnx_reduce
 
 __all__: list[str] = []
@@ -351,7 +351,7 @@ op_def(
 
 
 # --- ONNX export -----------------------------------------------------------------------------
-def _prior_onnx(ctx) -> None:
+def _prior_onnx(ctx: LoweringContext) -> None:
     """A constant when the feature map's height and width are fixed (the priors depend on
     nothing else); computed from ``Shape`` with ``Range`` when either varies."""
     p = ctx.params
@@ -365,7 +365,7 @@ def _prior_onnx(ctx) -> None:
     deliver(ctx, _dynamic_priors(ctx, p, dims))
 
 
-def _dynamic_priors(ctx, p, dims) -> str:
+def _dynamic_priors(ctx: LoweringContext, p, dims) -> str:
     """MXNet's float32 arithmetic on run-time ``H, W``: centers ``(k + offset) * step`` and
     half sizes ``s * H / W * sqrt(r) / 2`` (width) and ``s / sqrt(r) / 2`` (height)."""
     f = np.float32
@@ -398,7 +398,7 @@ def _dynamic_priors(ctx, p, dims) -> str:
 
 
 
-def _best_class_onnx(ctx, cls: str, classes: int) -> tuple[str, str]:
+def _best_class_onnx(ctx: LoweringContext, cls: str, classes: int) -> tuple[str, str]:
     """(int64 ids, scores) ``(B, A)`` of the best foreground class, as :func:`_best_class`."""
     f = np.float32
     fg = ctx.make("Slice", [cls, ctx.ints([1], "s"), ctx.ints([classes], "e"),
@@ -411,7 +411,7 @@ def _best_class_onnx(ctx, cls: str, classes: int) -> tuple[str, str]:
     return ids, ctx.make("Where", [found, best, ctx.const(f(-1), "minus_one")])
 
 
-def _decode_onnx(ctx, p, loc: str, anchor: str) -> str:
+def _decode_onnx(ctx: LoweringContext, p, loc: str, anchor: str) -> str:
     """MXNet's ``TransformLocations`` on ``loc (B, A, 4)`` and ``anchor (A, 4)``."""
     f = np.float32
     al, at, ar, ab = (columns(ctx, anchor, k, k + 1, axis=1) for k in range(4))
@@ -434,7 +434,8 @@ def _decode_onnx(ctx, p, loc: str, anchor: str) -> str:
     return out
 
 
-def _ranked(ctx, p, rows: str, boxes: str, valid: str, ids: str, num: str) -> tuple[str, str]:
+def _ranked(ctx: LoweringContext, p, rows: str, boxes: str, valid: str, ids: str,
+            num: str) -> tuple[str, str]:
     """(rows sorted by score, whether each survived NMS) for NMS among the ``nms_topk`` best
     valid rows, class-aware unless ``force_suppress``."""
     neg = ctx.const(np.float32(-np.inf), "neg_inf")
@@ -450,7 +451,7 @@ def _ranked(ctx, p, rows: str, boxes: str, valid: str, ids: str, num: str) -> tu
     return gather_rows(ctx, rows, order), ctx.make("GatherElements", [keep, order], axis=1)
 
 
-def _suppressed_ids(ctx, out: str, ranked: str, kept: str, head: str) -> str:
+def _suppressed_ids(ctx: LoweringContext, out: str, ranked: str, kept: str, head: str) -> str:
     """The first ``nkeep`` rows (``head``) become the ranked rows, class id -1 where NMS
     suppressed them; later rows keep the compacted order with class id -1."""
     out = ctx.make("Where", [unsqueeze(ctx, head, 2), ranked, out])
@@ -460,7 +461,7 @@ def _suppressed_ids(ctx, out: str, ranked: str, kept: str, head: str) -> str:
     return ctx.make("Concat", [unsqueeze(ctx, label, 2), columns(ctx, out, 1, 6)], axis=2)
 
 
-def _detection_rows(ctx, p, classes: int) -> tuple[str, str, str, str]:
+def _detection_rows(ctx: LoweringContext, p, classes: int) -> tuple[str, str, str, str]:
     """(rows ``[id, score, box]`` ``(B, A, 6)``, decoded boxes, int64 ids with 0 = none,
     valid mask): best class, ``threshold``, decoding, as MXNet's first kernel."""
     ids, scores = _best_class_onnx(ctx, ctx.inputs[0], classes)
@@ -477,7 +478,7 @@ def _detection_rows(ctx, p, classes: int) -> tuple[str, str, str, str]:
     return rows, boxes, ids, ctx.make("Greater", [ids, zero])
 
 
-def _detection_onnx(ctx) -> None:
+def _detection_onnx(ctx: LoweringContext) -> None:
     """Decode, compact the valid rows (input order), then NMS over the ``nms_topk`` best:
     the first ``min(count, nms_topk)`` rows are those sorted by score with suppressed ones'
     class id -1; rows after them up to ``count`` keep the compacted order with id -1 (MXNet's
@@ -505,5 +506,5 @@ def _detection_onnx(ctx) -> None:
     deliver(ctx, ctx.make("Where", [live, out, ctx.const(np.float32(-1), "minus_one")]))
 
 
-attach("_contrib_MultiBoxPrior", _prior_onnx)
-attach("_contrib_MultiBoxDetection", _detection_onnx)
+lowering("_contrib_MultiBoxPrior")(_prior_onnx)
+lowering("_contrib_MultiBoxDetection")(_detection_onnx)

@@ -39,8 +39,9 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
+from .lowering import LoweringContext, lowering
+from .lowering.math import onnx_input_as
 from .registry import OpDef, register
 
 __all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "NO_DOUBLE_KERNEL",
@@ -478,18 +479,8 @@ def onnx_work_dtype(dtype, op_types: tuple[str, ...] = (), keep_f16: bool = Fals
     return dt
 
 
-def onnx_input_as(ctx, i: int, dtype) -> str:
-    """Input ``i`` in ``dtype``: itself, a converted initializer (parameters), or a Cast."""
-    dtype = np.dtype(dtype)
-    if ctx.in_dtypes[i] == dtype:
-        return ctx.inputs[i]
-    value = ctx.param(i)
-    if value is not None:
-        return ctx.const(value.astype(dtype), f"{i}_as_{dtype.name}")
-    return ctx.cast_to(ctx.inputs[i], dtype)
-
-
-def onnx_compute(ctx, build: Callable, op_types: tuple[str, ...] = (), out_dtype=None,
+def onnx_compute(ctx: LoweringContext, build: Callable, op_types: tuple[str, ...] = (),
+                 out_dtype=None,
                  keep_f16: bool = False) -> None:
     """Define ``ctx.outputs[0]`` as ``build(x, out)`` on input 0 in its work dtype
     (:func:`onnx_work_dtype`), cast to ``out_dtype`` (default: the input's) when they differ.
@@ -507,7 +498,7 @@ def onnx_compute(ctx, build: Callable, op_types: tuple[str, ...] = (), out_dtype
     ctx.make("Cast", [build(x, None)], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(target))
 
 
-def onnx_reduce(ctx, op_type: str, x: str, axes, keepdims: bool = True,
+def onnx_reduce(ctx: LoweringContext, op_type: str, x: str, axes, keepdims: bool = True,
                 out: str | None = None) -> str:
     """``Reduce*`` over ``axes``: an attribute before opset 18 (ReduceSum: before 13), an
     input from then on."""
@@ -518,7 +509,7 @@ def onnx_reduce(ctx, op_type: str, x: str, axes, keepdims: bool = True,
     return ctx.make(op_type, [x], outputs=named(out), axes=axes, keepdims=int(keepdims))
 
 
-def onnx_dim(ctx, i: int, axis: int) -> str:
+def onnx_dim(ctx: LoweringContext, i: int, axis: int) -> str:
     """Dim ``axis`` of input ``i`` as an int64 scalar tensor; read at run time when it varies
     with the dynamic axes (its example value must not be baked in)."""
     if not ctx.is_dynamic(i, axis):
@@ -527,7 +518,7 @@ def onnx_dim(ctx, i: int, axis: int) -> str:
     return ctx.make("Gather", [shape, ctx.const(np.int64(axis), "axis")], axis=0)
 
 
-def _fc_bias(ctx) -> str:
+def _fc_bias(ctx: LoweringContext) -> str:
     """The bias as a (num_hidden,) tensor (MXNet also accepts (num_hidden, 1))."""
     if len(ctx.in_shapes[2]) == 1:
         return ctx.inputs[2]
@@ -537,7 +528,7 @@ def _fc_bias(ctx) -> str:
     return ctx.make("Reshape", [ctx.inputs[2], ctx.ints([-1], "bias_shape")])
 
 
-def _fc_onnx(ctx) -> None:
+def _fc_onnx(ctx: LoweringContext) -> None:
     """flatten: ``Flatten(axis=1)`` + ``Gemm(transB=1)`` (the weight keeps MXNet's layout, the
     batch stays dynamic); otherwise ``MatMul`` with the transposed weight + ``Add``."""
     p, out = ctx.params, ctx.outputs[0]
@@ -557,14 +548,14 @@ def _fc_onnx(ctx) -> None:
     ctx.make("Add", [ctx.make("MatMul", [x, wt]), bias[0]], outputs=[out])
 
 
-attach("FullyConnected", _fc_onnx)
+lowering("FullyConnected")(_fc_onnx)
 
 
 _ACT_ONNX = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus",
              "softsign": "Softsign"}
 
 
-def _elementwise(ctx, op_type: str, **attrs) -> None:
+def _elementwise(ctx: LoweringContext, op_type: str, **attrs) -> None:
     """One elementwise node. float16 stays float16 (a single elementwise kernel rounds once,
     as MXNet's float32 computation does); float64 without a double kernel in onnxruntime goes
     through float32."""
@@ -572,10 +563,10 @@ def _elementwise(ctx, op_type: str, **attrs) -> None:
                  (op_type,), keep_f16=True)
 
 
-attach("Activation", lambda ctx: _elementwise(ctx, _ACT_ONNX[ctx.params.act_type]))
+lowering("Activation")(lambda ctx: _elementwise(ctx, _ACT_ONNX[ctx.params.act_type]))
 
 
-def _prelu_onnx(ctx) -> None:
+def _prelu_onnx(ctx: LoweringContext) -> None:
     """``PRelu`` with the slope laid out as MXNet broadcasts it: (C,) becomes (1, C, 1, ..., 1)
     (ONNX broadcasts from the right, so a (C,) slope would scale the last axis; onnxruntime and
     TensorRT refuse it on 4-d data)."""
@@ -590,7 +581,7 @@ def _prelu_onnx(ctx) -> None:
                  ("PRelu",), keep_f16=True)
 
 
-def _gelu_onnx(ctx) -> None:
+def _gelu_onnx(ctx: LoweringContext) -> None:
     """``Gelu`` from opset 20; before, ``0.5 x (1 + Erf(x / sqrt 2))``; in float32 for float16
     data (several roundings otherwise)."""
     if ctx.opset >= 20:
@@ -607,7 +598,7 @@ def _gelu_onnx(ctx) -> None:
     onnx_compute(ctx, build, ("Erf",))
 
 
-def _leaky_onnx(ctx) -> None:
+def _leaky_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     act = p.act_type
     if act == "rrelu" and ctx.wants(1):
@@ -629,10 +620,10 @@ def _leaky_onnx(ctx) -> None:
         _elementwise(ctx, "Selu", alpha=_SELU_ALPHA, gamma=_SELU_LAMBDA)
 
 
-attach("LeakyReLU", _leaky_onnx)
+lowering("LeakyReLU")(_leaky_onnx)
 
 
-def _dropout_onnx(ctx) -> None:
+def _dropout_onnx(ctx: LoweringContext) -> None:
     """Identity at inference. ``mode='always'`` keeps dropping at inference in MXNet, so it is
     exported as ``Dropout`` with ``training_mode=True`` (the random numbers differ from
     MXNet's, the distribution does not); with ``axes`` the bool mask output of a Dropout on a
@@ -663,10 +654,10 @@ def _dropout_onnx(ctx) -> None:
     ctx.make("Mul", [x, mask], outputs=[out])
 
 
-attach("Dropout", _dropout_onnx)
+lowering("Dropout")(_dropout_onnx)
 
 
-def _length_mask(ctx, ax: int, rank: int) -> str:
+def _length_mask(ctx: LoweringContext, ax: int, rank: int) -> str:
     """``arange(dim) < length`` along ``ax`` (bool, broadcast to the data), as
     ``softmax(use_length=True)`` masks."""
     dim = onnx_dim(ctx, 0, ax)
@@ -685,7 +676,7 @@ def _softmax_onnx(*, log: bool = False, negate: bool = False) -> Callable:
     input, positions past it are -inf before and 0 after the softmax (0 everywhere when the
     length is 0, as MXNet gives)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         p = ctx.params
         rank = len(ctx.shape)
         ax = norm_axis(p.axis, rank)
@@ -717,14 +708,14 @@ def _softmax_onnx(*, log: bool = False, negate: bool = False) -> Callable:
     return handler
 
 
-attach("softmax", _softmax_onnx())
-attach("log_softmax", _softmax_onnx(log=True))
-attach("softmin", _softmax_onnx(negate=True))
+lowering("softmax")(_softmax_onnx())
+lowering("log_softmax")(_softmax_onnx(log=True))
+lowering("softmin")(_softmax_onnx(negate=True))
 
 
-def _softmax_activation_onnx(ctx) -> None:
+def _softmax_activation_onnx(ctx: LoweringContext) -> None:
     axis = 1 if ctx.params.mode == "channel" else -1
     onnx_compute(ctx, lambda x, out: ctx.make("Softmax", [x], outputs=named(out), axis=axis))
 
 
-attach("SoftmaxActivation", _softmax_activation_onnx)
+lowering("SoftmaxActivation")(_softmax_activation_onnx)

@@ -41,8 +41,8 @@ import numpy as np
 from .. import dtypes
 from ..attrs import Bool, Enum, Float, Int, Optional, Str
 from ..errors import OpAttributeError, ShapeError
-from ._onnx import attach
 from ._shape import fmt, merge, norm_axis
+from .lowering import LoweringContext, lowering
 from .nn import (
     named,
     onnx_compute,
@@ -433,19 +433,19 @@ register(OpDef(
 
 
 # --- ONNX export ---------------------------------------------------------------------------------
-def _out_name(ctx, k: int, work: np.dtype) -> str | None:
+def _out_name(ctx: LoweringContext, k: int, work: np.dtype) -> str | None:
     """Output ``k``'s name when ``work`` is the data's dtype (no cast back), else ``None``."""
     return ctx.outputs[k] if work == ctx.dtype else None
 
 
-def _finish(ctx, k: int, y: str, work: np.dtype) -> None:
+def _finish(ctx: LoweringContext, k: int, y: str, work: np.dtype) -> None:
     """Define output ``k`` from ``y`` computed in ``work``: a Cast back to the data's dtype
     (when they are equal, ``y`` was written to the output's name already)."""
     if work != ctx.dtype:
         ctx.make("Cast", [y], outputs=[ctx.outputs[k]], to=dtypes.onnx_of(ctx.dtype))
 
 
-def _standardize(ctx, x: str, axes: list[int], eps: float, work: np.dtype,
+def _standardize(ctx: LoweringContext, x: str, axes: list[int], eps: float, work: np.dtype,
                  mean_out: str | None = None, std_out: str | None = None) -> tuple[str, ...]:
     """``((x - mean) / std, mean, std)`` with ``std = sqrt(mean((x - mean)**2) + eps)`` over
     ``axes`` (kept as size-1 dims), as MXNet's LayerNorm/GroupNorm compute."""
@@ -457,7 +457,7 @@ def _standardize(ctx, x: str, axes: list[int], eps: float, work: np.dtype,
     return ctx.make("Div", [xc, std]), mean, std
 
 
-def _affine(ctx, y: str, scale: str, shift: str, view: list[int] | None,
+def _affine(ctx: LoweringContext, y: str, scale: str, shift: str, view: list[int] | None,
             out: str | None) -> str:
     """``y * scale + shift`` with per-channel vectors reshaped to ``view`` first."""
     if view is not None:
@@ -474,7 +474,7 @@ def _chan_view(rank: int, axis: int) -> list[int] | None:
 
 
 # BatchNorm ----------------------------------------------------------------------------------------
-def _bn_stat_outputs(ctx, mm: str, mv: str, eps: float) -> None:
+def _bn_stat_outputs(ctx: LoweringContext, mm: str, mv: str, eps: float) -> None:
     """Visible mean/var outputs (``output_mean_var``) at inference: ``moving_mean`` and the
     inverse std ``1 / sqrt(moving_var + eps)``, as MXNet 1.9.1 writes them."""
     if ctx.wants(1):
@@ -485,7 +485,7 @@ def _bn_stat_outputs(ctx, mm: str, mv: str, eps: float) -> None:
         ctx.make("Reciprocal", [ctx.make("Sqrt", [var_eps])], outputs=[ctx.outputs[2]])
 
 
-def _to_channel1(ctx, x: str, rank: int, ax: int) -> tuple[str, Callable | None]:
+def _to_channel1(ctx: LoweringContext, x: str, rank: int, ax: int) -> tuple[str, Callable | None]:
     """Put the channel axis at position 1, where ONNX normalises: a Transpose (or an
     Unsqueeze for 1-d data); returns the moved tensor and how to move the result back."""
     if rank == 1:
@@ -511,7 +511,7 @@ def _bn_onnx_at(fixed_axis: int | None) -> Callable:
     did not); a channel axis other than 1 is transposed there and back; float16 data is
     normalised in float32 (its parameters are float32, as in MXNet)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         p = ctx.params
         rank = len(ctx.shape)
         ax = norm_axis(p.axis if fixed_axis is None else fixed_axis, rank, "channel axis")
@@ -531,11 +531,11 @@ def _bn_onnx_at(fixed_axis: int | None) -> Callable:
     return handler
 
 
-attach("BatchNorm", _bn_onnx_at(None))
-attach("_contrib_SyncBatchNorm", _bn_onnx_at(1))
+lowering("BatchNorm")(_bn_onnx_at(None))
+lowering("_contrib_SyncBatchNorm")(_bn_onnx_at(1))
 
 
-def _bn_relu_onnx(ctx) -> None:
+def _bn_relu_onnx(ctx: LoweringContext) -> None:
     """BatchNorm's lowering into a fresh tensor, then ``Relu`` into the output."""
     if ctx.wants(3):
         raise ctx.fail("its hidden workspace output is read; MXNet keeps it for backward only")
@@ -549,16 +549,17 @@ def _bn_relu_onnx(ctx) -> None:
     ctx.make("Relu", [normed], outputs=[out])
 
 
-attach("_contrib_BatchNormWithReLU", _bn_relu_onnx)
+lowering("_contrib_BatchNormWithReLU")(_bn_relu_onnx)
 
 
 # LayerNorm / InstanceNorm / GroupNorm -------------------------------------------------------------
-def _stat_names(ctx, work: np.dtype) -> tuple[str | None, str | None]:
+def _stat_names(ctx: LoweringContext, work: np.dtype) -> tuple[str | None, str | None]:
     """Names for the mean/std outputs when they are read and need no cast back."""
     return tuple(_out_name(ctx, k, work) if ctx.wants(k) else None for k in (1, 2))
 
 
-def _finish_stats(ctx, mean: str, std: str, work: np.dtype, squeeze: list[int] | None) -> None:
+def _finish_stats(ctx: LoweringContext, mean: str, std: str, work: np.dtype,
+                  squeeze: list[int] | None) -> None:
     """Define the read mean/std outputs (squeezing ``squeeze`` axes, casting back)."""
     for k, t in ((1, mean), (2, std)):
         if not ctx.wants(k):
@@ -569,7 +570,7 @@ def _finish_stats(ctx, mean: str, std: str, work: np.dtype, squeeze: list[int] |
         _finish(ctx, k, t, work)
 
 
-def _ln_onnx(ctx) -> None:
+def _ln_onnx(ctx: LoweringContext) -> None:
     """LayerNorm normalises over ONE axis. Over the last axis (opset >= 17, mean/std not read):
     ``LayerNormalization``; otherwise ReduceMean/Sub/Mul/Sqrt/Div with gamma/beta reshaped to
     broadcast along the axis (ONNX's LayerNormalization would normalise axis..end)."""
@@ -594,16 +595,16 @@ def _ln_onnx(ctx) -> None:
     _finish_stats(ctx, mean, std, work, None)
 
 
-attach("LayerNorm", _ln_onnx)
+lowering("LayerNorm")(_ln_onnx)
 
 
-def _no_hidden(ctx, what: str) -> None:
+def _no_hidden(ctx: LoweringContext, what: str) -> None:
     if any(ctx.wants(k) for k in range(1, len(ctx.outputs))):
         raise ctx.fail(f"its hidden {what} output is read; gluonport does not export it (MXNet "
                        "hides it: only backward uses it)")
 
 
-def _in_onnx(ctx) -> None:
+def _in_onnx(ctx: LoweringContext) -> None:
     """``InstanceNormalization`` (same eps placement as MXNet); float64 data is composed in
     double instead (onnxruntime has no double InstanceNormalization)."""
     _no_hidden(ctx, "mean/var")
@@ -622,10 +623,10 @@ def _in_onnx(ctx) -> None:
     _finish(ctx, 0, y, work)
 
 
-attach("InstanceNorm", _in_onnx)
+lowering("InstanceNorm")(_in_onnx)
 
 
-def _gn_onnx(ctx) -> None:
+def _gn_onnx(ctx: LoweringContext) -> None:
     """MXNet 1.9.1's GroupNorm has one gamma/beta per *group*, unlike ONNX's
     GroupNormalization (per channel from opset 21): the data is reshaped to (N, G, -1), where
     ``InstanceNormalization`` with the (G,) gamma/beta is exactly GroupNorm, and back. With
@@ -648,11 +649,11 @@ def _gn_onnx(ctx) -> None:
     _finish(ctx, 0, y, work)
 
 
-attach("GroupNorm", _gn_onnx)
+lowering("GroupNorm")(_gn_onnx)
 
 
 # L2Normalization / LRN ----------------------------------------------------------------------------
-def _l2_onnx(ctx) -> None:
+def _l2_onnx(ctx: LoweringContext) -> None:
     """``x / sqrt(ReduceSumSquare(x) + eps)`` (MXNet adds eps under the root; ONNX's
     LpNormalization has no eps and one axis only)."""
     _no_hidden(ctx, "norm")
@@ -672,10 +673,10 @@ def _l2_onnx(ctx) -> None:
     onnx_compute(ctx, build)
 
 
-attach("L2Normalization", _l2_onnx)
+lowering("L2Normalization")(_l2_onnx)
 
 
-def _lrn_onnx(ctx) -> None:
+def _lrn_onnx(ctx: LoweringContext) -> None:
     """``LRN`` with bias=knorm, size=nsize: both MXNet and ONNX scale alpha by 1/size."""
     _no_hidden(ctx, "tmp_norm")
     p = ctx.params
@@ -685,4 +686,4 @@ def _lrn_onnx(ctx) -> None:
     onnx_compute(ctx, lambda x, out: ctx.make("LRN", [x], outputs=named(out), **attrs), ("LRN",))
 
 
-attach("LRN", _lrn_onnx)
+lowering("LRN")(_lrn_onnx)

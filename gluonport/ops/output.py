@@ -30,8 +30,8 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Float
 from ..errors import DTypeError, ShapeError
-from ._onnx import attach
 from ._shape import fmt, known, merge
+from .lowering import LoweringContext, lowering
 from .nn import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
 from .registry import OpDef, register
 
@@ -291,7 +291,7 @@ _CTC.forward_reads_label = True  # its label is a real input (symbol._graph.labe
 
 # --- ONNX export ---------------------------------------------------------------------------------
 # The label input is not an ONNX input: the exporter drops variables used only as labels.
-def _softmax_output_onnx(ctx) -> None:
+def _softmax_output_onnx(ctx: LoweringContext) -> None:
     """Softmax over axis 1 (``multi_output``), the last axis (``preserve_shape``), or all
     non-batch elements: ``Flatten(axis=1)``, softmax, and back to the data's shape (the shape
     read at run time when it is dynamic)."""
@@ -312,13 +312,13 @@ def _softmax_output_onnx(ctx) -> None:
     onnx_compute(ctx, build)
 
 
-attach("SoftmaxOutput", _softmax_output_onnx)
+lowering("SoftmaxOutput")(_softmax_output_onnx)
 
 
 def _on_data(op_type: str):
     """One node on the data input alone (the label input, if any, is not exported)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         ctx.make(op_type, ctx.inputs[:1], outputs=ctx.outputs[:1])
 
     handler.__name__ = f"to_{op_type}"
@@ -327,13 +327,13 @@ def _on_data(op_type: str):
 
 for _name in ("LinearRegressionOutput", "MAERegressionOutput", "SVMOutput", "MakeLoss",
               "make_loss", "BlockGrad"):
-    attach(_name, _on_data("Identity"))
-attach("LogisticRegressionOutput", _on_data("Sigmoid"))
+    lowering(_name)(_on_data("Identity"))
+lowering("LogisticRegressionOutput")(_on_data("Sigmoid"))
 
 
 # CTCLoss: the forward algorithm as an ONNX Loop over the time steps (one step per iteration,
 # every sample and state at once), from the same tensors as the numpy compute above.
-def _onnx_lround(ctx, i: int) -> str:
+def _onnx_lround(ctx: LoweringContext, i: int) -> str:
     """Input ``i`` rounded half away from zero (C's lround, as MXNet reads it) to int64."""
     x = ctx.inputs[i]
     if np.dtype(ctx.in_dtypes[i]).kind in "iub":
@@ -344,7 +344,7 @@ def _onnx_lround(ctx, i: int) -> str:
     return ctx.cast_to(ctx.make("Mul", [ctx.make("Sign", [x]), mag]), np.int64)
 
 
-def _onnx_ctc_labels(ctx, lab: str, lab_len: str, n_lab: int, blank: int) -> tuple:
+def _onnx_ctc_labels(ctx: LoweringContext, lab: str, lab_len: str, n_lab: int, blank: int) -> tuple:
     """``(ext, skip, repeats)`` as :func:`_ctc_states` builds them, for static ``n_lab``."""
     used = ctx.make("Less", [ctx.ints(np.arange(n_lab), "positions"),
                              ctx.make("Unsqueeze", [lab_len, ctx.ints([1], "axes")])])
@@ -373,7 +373,7 @@ def _onnx_ctc_labels(ctx, lab: str, lab_len: str, n_lab: int, blank: int) -> tup
     return ext, skip, repeats
 
 
-def _onnx_logsumexp(ctx, terms: list[str], neg_inf: str, zero: str) -> str:
+def _onnx_logsumexp(ctx: LoweringContext, terms: list[str], neg_inf: str, zero: str) -> str:
     """``log(sum(exp(terms)))`` that stays -inf when every term is -inf."""
     m = ctx.make("Max", terms)
     m = ctx.make("Where", [ctx.make("Equal", [m, neg_inf]), zero, m])
@@ -381,7 +381,7 @@ def _onnx_logsumexp(ctx, terms: list[str], neg_inf: str, zero: str) -> str:
     return ctx.make("Add", [ctx.make("Log", [total]), m])
 
 
-def _local_const(ctx, value) -> str:
+def _local_const(ctx: LoweringContext, value) -> str:
     """A Constant node: the Loop body holds its own constants (the exporter keeps only the
     initializers and nodes the main graph reads)."""
     from onnx import numpy_helper
@@ -389,7 +389,7 @@ def _local_const(ctx, value) -> str:
     return ctx.make("Constant", [], value=numpy_helper.from_array(np.asarray(value)))
 
 
-def _onnx_ctc_body(ctx, n_states: int):
+def _onnx_ctc_body(ctx: LoweringContext, n_states: int):
     """The Loop body graph: one time step of the forward recursion. ``emit``, ``skip`` and
     ``data_len`` are carried through unchanged, so the main graph keeps them alive."""
     from onnx import TensorProto, helper
@@ -423,7 +423,7 @@ def _onnx_ctc_body(ctx, n_states: int):
                              [info(n, *k) for n, k in zip(outs, kinds[1:])])
 
 
-def _ctc_onnx(ctx) -> None:
+def _ctc_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     if ctx.wants(1):
         raise ctx.fail("its hidden gradient output is read; MXNet hides it (backward only)")
@@ -462,7 +462,7 @@ def _ctc_onnx(ctx) -> None:
     _onnx_ctc_finish(ctx, alpha, lab_len, repeats, data_len, neg_inf)
 
 
-def _onnx_ctc_finish(ctx, alpha: str, lab_len: str, repeats: str, data_len: str,
+def _onnx_ctc_finish(ctx: LoweringContext, alpha: str, lab_len: str, repeats: str, data_len: str,
                      neg_inf: str) -> None:
     """Read the two final states, and give 0 where no alignment fits (as MXNet)."""
     two = ctx.make("Mul", [lab_len, ctx.const(np.int64(2), "two")])
@@ -481,4 +481,4 @@ def _onnx_ctc_finish(ctx, alpha: str, lab_len: str, repeats: str, data_len: str,
     ctx.make("Where", [no_fit, ctx.const(np.float32(0), "zero"), loss], outputs=ctx.outputs[:1])
 
 
-attach("CTCLoss", _ctc_onnx)
+lowering("CTCLoss")(_ctc_onnx)

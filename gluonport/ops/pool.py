@@ -34,9 +34,9 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
-from . import _onnx_window as win
-from ._onnx import attach
 from ._shape import fmt
+from .lowering import LoweringContext, lowering
+from .lowering import window as win
 from .registry import OpDef, register
 
 __all__ = ["pool_nd", "pool_out_size"]
@@ -327,7 +327,7 @@ register(OpDef(
 
 
 # --- ONNX export: Pooling --------------------------------------------------------------------
-def _static_pool(ctx, x: str, kind: str, geo: tuple, include: bool, p_value: int,
+def _static_pool(ctx: LoweringContext, x: str, kind: str, geo: tuple, include: bool, p_value: int,
                  work: np.dtype, lowest) -> str:
     """Pooling with every window placed exactly as MXNet places it (spatial dims known)."""
     sp, kernel, stride, pad, out_sp = geo
@@ -351,7 +351,7 @@ def _static_pool(ctx, x: str, kind: str, geo: tuple, include: bool, p_value: int
     return win.root(ctx, s, p_value, work)
 
 
-def _dynamic_pool(ctx, x: str, kind: str, p, kernel, stride, pad, include: bool,
+def _dynamic_pool(ctx: LoweringContext, x: str, kind: str, p, kernel, stride, pad, include: bool,
                   work: np.dtype) -> str:
     """Spatial dims vary: pads are attributes, so only geometries where ONNX's windows and
     divisors equal MXNet's for every size are exported (else a ConversionError says why)."""
@@ -386,7 +386,7 @@ def _dynamic_pool(ctx, x: str, kind: str, p, kernel, stride, pad, include: bool,
     return xs if kind == "sum" else win.root(ctx, xs, p.p_value, work)
 
 
-def _float_onnx(ctx, op: str) -> np.dtype:
+def _float_onnx(ctx: LoweringContext, op: str) -> np.dtype:
     dt = np.dtype(ctx.dtype)
     if dt.kind != "f":
         raise ctx.fail(f"{op} of {dt} data is not supported (MXNet computes only floating "
@@ -394,12 +394,12 @@ def _float_onnx(ctx, op: str) -> np.dtype:
     return win.work_dtype(dt)
 
 
-def _spatial_dynamic(ctx, last: bool) -> bool:
+def _spatial_dynamic(ctx: LoweringContext, last: bool) -> bool:
     rank = len(ctx.shape)
     return any(ctx.is_dynamic(0, a) for a in (range(1, rank - 1) if last else range(2, rank)))
 
 
-def _pooling_onnx(ctx) -> None:
+def _pooling_onnx(ctx: LoweringContext) -> None:
     """MaxPool/AveragePool/LpPool with MXNet's windows made explicit (end padding for 'full'
     and 'same', divisors as MXNet counts them), Global*Pool; channels-last data transposed
     around; float16 in float32. Only output 0 is defined (the workspace is MKLDNN's)."""
@@ -425,7 +425,7 @@ def _pooling_onnx(ctx) -> None:
     win.finish(ctx, y, work, win.last_perm(rank) if last else None)
 
 
-def _pooling_v1_onnx(ctx) -> None:
+def _pooling_v1_onnx(ctx: LoweringContext) -> None:
     """Pooling_v1 pads every pool type with zeros: max is MaxPool then ``Max`` with 0 where a
     window touches the padding (a zero ``Pad`` before MaxPool would be folded away by
     onnxruntime); avg always divides by the kernel size."""
@@ -454,5 +454,5 @@ def _pooling_v1_onnx(ctx) -> None:
     win.finish(ctx, y, work)
 
 
-attach("Pooling", _pooling_onnx)
-attach("Pooling_v1", _pooling_v1_onnx)
+lowering("Pooling")(_pooling_onnx)
+lowering("Pooling_v1")(_pooling_v1_onnx)

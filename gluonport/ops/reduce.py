@@ -41,9 +41,10 @@ import numpy as np
 from ..attrs import Bool, Enum, FloatTuple, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, known, norm_axis
+from .lowering import LoweringContext, deliver, lowering
 from .registry import OpDef, register
 
-__all__ = ["reduce_axes", "reduced_shape", "onnx_reduce", "onnx_dims", "onnx_shape", "deliver",
+__all__ = ["reduce_axes", "reduced_shape", "onnx_reduce", "onnx_dims", "onnx_shape",
            "uniform_range"]
 
 _AXES_PARAMS = {"axis": Optional(Shape()), "keepdims": Bool(False), "exclude": Bool(False)}
@@ -468,7 +469,7 @@ _WIDEN = {"float16": np.float32, "int8": np.int32, "uint8": np.int32, "int16": n
           "uint16": np.int32}
 
 
-def onnx_reduce(ctx, op_type: str, x: str, axes: tuple, keepdims: bool,
+def onnx_reduce(ctx: LoweringContext, op_type: str, x: str, axes: tuple, keepdims: bool,
                 outputs: list[str] | None = None) -> str:
     """One ONNX ``op_type`` (``ReduceSum``, ``ReduceMax``...) node over ``axes``."""
     since = 13 if op_type == "ReduceSum" else 18
@@ -478,7 +479,7 @@ def onnx_reduce(ctx, op_type: str, x: str, axes: tuple, keepdims: bool,
     return ctx.make(op_type, [x], outputs=outputs, axes=list(axes), keepdims=int(keepdims))
 
 
-def onnx_dims(ctx, i: int, start: int, end: int | None = None) -> list[int] | str:
+def onnx_dims(ctx: LoweringContext, i: int, start: int, end: int | None = None) -> list[int] | str:
     """Dims ``start:end`` of input ``i``: a list of ints, or an int64 tensor when one of them
     changes with the dynamic axes (never bake a dynamic dim into the graph)."""
     shape = ctx.in_shapes[i]
@@ -491,7 +492,7 @@ def onnx_dims(ctx, i: int, start: int, end: int | None = None) -> list[int] | st
     return ctx.make("Slice", [full, ctx.ints([start], "start"), ctx.ints([end], "end")])
 
 
-def onnx_shape(ctx, parts: list) -> str:
+def onnx_shape(ctx: LoweringContext, parts: list) -> str:
     """An int64 shape tensor joined from lists of ints and 1-D int64 tensors."""
     if all(isinstance(p, list) for p in parts):
         return ctx.ints([d for p in parts for d in p], "shape")
@@ -499,34 +500,19 @@ def onnx_shape(ctx, parts: list) -> str:
     return ctx.make("Concat", pieces, axis=0)
 
 
-def deliver(ctx, y: str, k: int = 0, dtype=None) -> None:
-    """Make tensor ``y`` the op's output ``k`` (cast to ``dtype`` when given and different):
-    the node that just produced ``y`` writes the output name directly, else an Identity."""
-    if dtype is not None and np.dtype(dtype) != np.dtype(ctx.out_dtypes[k] or dtype):
-        y = ctx.cast_to(y, ctx.out_dtypes[k])
-    last = ctx.nodes[-1] if ctx.nodes else None
-    # Rename only a node this handler made: ``y`` may be one of the op's own inputs (a no-op
-    # reduction), whose producer belongs to another MXNet node and other consumers.
-    if (last is not None and list(last.output) == [y] and y not in ctx.initializers
-            and y not in ctx.inputs):
-        last.output[0] = ctx.outputs[k]
-    else:
-        ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
-
-
-def _finish(ctx, y: str, work, keepdims: bool, full: bool) -> None:
+def _finish(ctx: LoweringContext, y: str, work, keepdims: bool, full: bool) -> None:
     """Give a full reduction MXNet's ``(1,)`` shape and cast back from the ``work`` dtype."""
     if full and not keepdims:
         y = ctx.make("Reshape", [y, ctx.ints([1], "one")])
     deliver(ctx, y, 0, work)
 
 
-def _widened(ctx, x: str, dtype: np.dtype) -> tuple[str, np.dtype]:
+def _widened(ctx: LoweringContext, x: str, dtype: np.dtype) -> tuple[str, np.dtype]:
     wide = np.dtype(_WIDEN.get(dtype.name, dtype))
     return (x, dtype) if wide == dtype else (ctx.cast_to(x, wide), wide)
 
 
-def _nan_to(ctx, x: str, dtype: np.dtype, value: float) -> str:
+def _nan_to(ctx: LoweringContext, x: str, dtype: np.dtype, value: float) -> str:
     """``x`` with every NaN replaced by ``value`` (floats only)."""
     if dtype.kind != "f":
         return x
@@ -534,7 +520,8 @@ def _nan_to(ctx, x: str, dtype: np.dtype, value: float) -> str:
     return ctx.make("Where", [ctx.make("IsNaN", [x]), fill, x])
 
 
-def _nan_poison(ctx, x: str, y: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> str:
+def _nan_poison(ctx: LoweringContext, x: str, y: str, dtype: np.dtype, axes: tuple,
+                keepdims: bool) -> str:
     """``y`` + (NaN where the reduced slice of ``x`` holds a NaN, else 0)."""
     if dtype.kind != "f":
         return y
@@ -544,7 +531,7 @@ def _nan_poison(ctx, x: str, y: str, dtype: np.dtype, axes: tuple, keepdims: boo
     return ctx.make("Add", [y, onnx_reduce(ctx, "ReduceSum", poison, axes, keepdims)])
 
 
-def _count(ctx, axes: tuple, dtype: np.dtype) -> str:
+def _count(ctx: LoweringContext, axes: tuple, dtype: np.dtype) -> str:
     """Number of elements per reduced slice, in ``dtype`` (from Shape when dynamic)."""
     shape, dyn = ctx.shape, ctx.in_dynamic[0]
     if not any(dyn[a] for a in axes):
@@ -555,7 +542,7 @@ def _count(ctx, axes: tuple, dtype: np.dtype) -> str:
 
 
 def _to_reduce(op_type: str, nan_fill: float | None = None, poison: bool = False):
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         p, dtype = ctx.params, np.dtype(ctx.dtype)
         axes = reduce_axes(p.axis, len(ctx.shape), p.exclude)
         x = ctx.inputs[0]
@@ -577,7 +564,7 @@ def _to_reduce(op_type: str, nan_fill: float | None = None, poison: bool = False
     return handler
 
 
-def _int_mean(ctx, x: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> None:
+def _int_mean(ctx: LoweringContext, x: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> None:
     """MXNet sums in the integer dtype (wrapping), then divides truncating toward zero."""
     xw, work = _widened(ctx, x, dtype)
     total = onnx_reduce(ctx, "ReduceSum", xw, axes, keepdims)
@@ -590,7 +577,7 @@ def _int_mean(ctx, x: str, dtype: np.dtype, axes: tuple, keepdims: bool) -> None
 
 
 
-def _keep_or_drop(ctx, y: str, axes: tuple, keepdims: bool) -> str:
+def _keep_or_drop(ctx: LoweringContext, y: str, axes: tuple, keepdims: bool) -> str:
     """``y`` reduced with keepdims, reshaped to the requested keepdims form."""
     if keepdims:
         return y
@@ -599,7 +586,7 @@ def _keep_or_drop(ctx, y: str, axes: tuple, keepdims: bool) -> str:
     return ctx.make("Squeeze", [y, ctx.ints(axes, "axes")])
 
 
-def _int_l2_onnx(ctx, axes: tuple, keepdims: bool) -> str:
+def _int_l2_onnx(ctx: LoweringContext, axes: tuple, keepdims: bool) -> str:
     """MXNet's integer L2 norm (see :func:`_int_l2`), in float64."""
     mag = ctx.make("Abs", [ctx.cast_to(ctx.inputs[0], np.int64)])
     scale = onnx_reduce(ctx, "ReduceMax", mag, axes, True)
@@ -611,7 +598,7 @@ def _int_l2_onnx(ctx, axes: tuple, keepdims: bool) -> str:
     return _keep_or_drop(ctx, ctx.make("Floor", [y]), axes, keepdims)
 
 
-def _norm_onnx(ctx) -> None:
+def _norm_onnx(ctx: LoweringContext) -> None:
     """``ord=1`` -> ReduceL1, ``ord=2`` -> ReduceL2 (integer L2 as MXNet computes it)."""
     p, dtype = ctx.params, np.dtype(ctx.dtype)
     if p.ord not in (1, 2):
@@ -627,7 +614,7 @@ def _norm_onnx(ctx) -> None:
 def _to_arg(op_type: str, nan_fill: float):
     """ArgMax/ArgMin: a NaN counts as the extreme (as in MXNet); indices in the input dtype."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         p = ctx.params if ctx.node.op.name != "argmax_channel" else _CHANNEL
         dtype, ndim = np.dtype(ctx.dtype), len(ctx.shape)
         x = _nan_to(ctx, ctx.inputs[0], dtype, nan_fill)
@@ -645,21 +632,15 @@ def _to_arg(op_type: str, nan_fill: float):
     return handler
 
 
-def _attach_onnx() -> None:
-    from .registry import get
-
-    for name, op_type, fill, poison in (
-            ("sum", "ReduceSum", None, False), ("mean", "ReduceMean", None, False),
-            ("prod", "ReduceProd", None, False), ("nansum", "ReduceSum", 0.0, False),
-            ("nanprod", "ReduceProd", 1.0, False), ("max", "ReduceMax", None, True),
-            ("min", "ReduceMin", None, True)):
-        get(name).to_onnx(since=13)(_to_reduce(op_type, fill, poison))
-    get("norm").to_onnx(since=13)(_norm_onnx)
-    get("argmax").to_onnx(since=13)(_to_arg("ArgMax", np.inf))
-    get("argmin").to_onnx(since=13)(_to_arg("ArgMin", -np.inf))
-    get("argmax_channel").to_onnx(since=13)(_to_arg("ArgMax", np.inf))
-
-
-_attach_onnx()
+for _name, _op_type, _fill, _poison in (
+        ("sum", "ReduceSum", None, False), ("mean", "ReduceMean", None, False),
+        ("prod", "ReduceProd", None, False), ("nansum", "ReduceSum", 0.0, False),
+        ("nanprod", "ReduceProd", 1.0, False), ("max", "ReduceMax", None, True),
+        ("min", "ReduceMin", None, True)):
+    lowering(_name)(_to_reduce(_op_type, _fill, _poison))
+lowering("norm")(_norm_onnx)
+lowering("argmax")(_to_arg("ArgMax", np.inf))
+lowering("argmin")(_to_arg("ArgMin", -np.inf))
+lowering("argmax_channel")(_to_arg("ArgMax", np.inf))
 
 from . import _stats_onnx  # noqa: E402,F401  (moments/cumsum/histogram/all_finite export)

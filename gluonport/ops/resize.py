@@ -21,9 +21,9 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Float, Int, Optional, Shape
 from ..errors import OpAttributeError, ShapeError
-from . import _onnx_window as win
-from ._onnx import attach
 from ._shape import fmt
+from .lowering import LoweringContext, lowering
+from .lowering import window as win
 from .pool import _acc, _float_only, _float_onnx
 from .registry import OpDef, register
 
@@ -284,13 +284,13 @@ register(OpDef(
 
 
 # --- ONNX export: AdaptiveAvgPooling2D, BilinearResize2D -------------------------------------
-def _separable(ctx, x: str, rows: np.ndarray, cols: np.ndarray) -> str:
+def _separable(ctx: LoweringContext, x: str, rows: np.ndarray, cols: np.ndarray) -> str:
     """``rows @ x @ cols.T`` on the last two axes (MatMul broadcasts over N and C)."""
     y = ctx.make("MatMul", [ctx.const(rows, "rows"), x])
     return ctx.make("MatMul", [y, ctx.const(np.ascontiguousarray(cols.T), "cols")])
 
 
-def _adaptive_onnx(ctx) -> None:
+def _adaptive_onnx(ctx: LoweringContext) -> None:
     """Output 1x1: GlobalAveragePool; sizes dividing the input: AveragePool with kernel =
     stride; otherwise MXNet's windows ``[floor(i*x/o), ceil((i+1)*x/o))`` as two MatMuls with
     averaging matrices (float64 always so: onnxruntime has no double AveragePool)."""
@@ -309,7 +309,7 @@ def _adaptive_onnx(ctx) -> None:
     win.finish(ctx, y, work)
 
 
-def _static_spatial_pool(ctx, what: str) -> tuple[int, int]:
+def _static_spatial_pool(ctx: LoweringContext, what: str) -> tuple[int, int]:
     if ctx.is_dynamic(0, 2) or ctx.is_dynamic(0, 3):
         raise ctx.fail(f"{what} needs H and W fixed at export time; export with a dynamic "
                        "batch axis only")
@@ -325,7 +325,7 @@ def _interp_matrix(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndar
     return m.astype(dtype)
 
 
-def _scaled_dim(ctx, scale: float, x) -> int | str:
+def _scaled_dim(ctx: LoweringContext, scale: float, x) -> int | str:
     """``int(float32(scale) * x)`` for a known or run-time size."""
     if isinstance(x, int):
         return _scaled(scale, x)
@@ -333,7 +333,7 @@ def _scaled_dim(ctx, scale: float, x) -> int | str:
     return ctx.cast_to(ctx.make("Floor", [f]), np.int64)
 
 
-def _resize_dim(ctx, mode: str, x, scale: float | None) -> int | str:
+def _resize_dim(ctx: LoweringContext, mode: str, x, scale: float | None) -> int | str:
     """One output size of a computed mode, from the size ``x`` (int or int64 tensor)."""
     if mode == "size":
         return _scaled_dim(ctx, scale, x)
@@ -349,7 +349,7 @@ def _resize_dim(ctx, mode: str, x, scale: float | None) -> int | str:
     return win.arith(ctx, "Sub", win.arith(ctx, "Add", x, 1), r)  # to_odd_up
 
 
-def _resize_sizes(ctx) -> list:
+def _resize_sizes(ctx: LoweringContext) -> list:
     """MXNet's output (H, W) as ints or run-time int64 tensors (dynamic H/W)."""
     p = ctx.params
     if p.mode == "like":
@@ -363,7 +363,7 @@ def _resize_sizes(ctx) -> list:
     return [_resize_dim(ctx, p.mode, win.dim(ctx, 0, a), s) for a, s in zip((2, 3), scales)]
 
 
-def _resize_onnx(ctx) -> None:
+def _resize_onnx(ctx: LoweringContext) -> None:
     """``Resize`` linear: align_corners=True is 'align_corners'; False is MXNet's
     ``max((dst+0.5)*x/o - 0.5, 0)`` with a single output row at 0, which is
     'pytorch_half_pixel'. Sizes from the mode (``Shape`` of the like input, run-time
@@ -392,12 +392,12 @@ def _resize_onnx(ctx) -> None:
     win.finish(ctx, y, work)
 
 
-attach("_contrib_AdaptiveAvgPooling2D", _adaptive_onnx)
-attach("_contrib_BilinearResize2D", _resize_onnx)
+lowering("_contrib_AdaptiveAvgPooling2D")(_adaptive_onnx)
+lowering("_contrib_BilinearResize2D")(_resize_onnx)
 
 
 # --- ONNX export: Pad, Crop ------------------------------------------------------------------
-def _pad_onnx(ctx) -> None:
+def _pad_onnx(ctx: LoweringContext) -> None:
     """``Pad``: MXNet's (before0, after0, before1, after1, ...) become ONNX's befores then
     afters; the constant is cast to the data dtype, as MXNet does."""
     p = ctx.params
@@ -411,7 +411,7 @@ def _pad_onnx(ctx) -> None:
     ctx.make("Pad", ins, outputs=[ctx.outputs[0]], mode=p.mode)
 
 
-def _crop_onnx(ctx) -> None:
+def _crop_onnx(ctx: LoweringContext) -> None:
     """``Slice`` of H and W (the batch stays dynamic): the size from h_w or the like input's
     ``Shape``, the start from offset or centred, ``(H - h) // 2``."""
     p = ctx.params
@@ -435,5 +435,5 @@ def _crop_onnx(ctx) -> None:
                        ctx.ints([2, 3], "axes")], outputs=[ctx.outputs[0]])
 
 
-attach("Pad", _pad_onnx)
-attach("Crop", _crop_onnx)
+lowering("Pad")(_pad_onnx)
+lowering("Crop")(_crop_onnx)

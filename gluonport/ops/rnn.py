@@ -32,6 +32,7 @@ import numpy as np
 from ..attrs import Bool, Enum, Float, Int, Optional
 from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
+from .lowering import LoweringContext, deliver, lowering
 from .registry import OpDef, register
 
 __all__ = ["rnn_param_size", "GATES", "onnx_weight_layout"]
@@ -338,7 +339,7 @@ def onnx_weight_layout(p, input_size: int) -> list[tuple[np.ndarray, np.ndarray,
     return layers
 
 
-def _check_onnx_options(ctx, p) -> None:
+def _check_onnx_options(ctx: LoweringContext, p) -> None:
     if p.projection_size is not None:
         raise ctx.fail("an LSTM with projection_size has no ONNX equivalent (ONNX LSTM has no "
                        "projection); export a model without projection_size")
@@ -352,7 +353,7 @@ def _check_onnx_options(ctx, p) -> None:
 _FOLDABLE = frozenset(("_rnn_param_concat", "Concat", "Reshape", "Flatten", "Cast", "_copy"))
 
 
-def _folded(ctx, node, index: int, budget: list[int]) -> np.ndarray | None:
+def _folded(ctx: LoweringContext, node, index: int, budget: list[int]) -> np.ndarray | None:
     """The value of MXNet tensor ``(node, index)`` when it is computed from parameters by
     :data:`_FOLDABLE` ops only (at most ``budget[0]`` of them), else ``None``."""
     if node.op is None:
@@ -366,7 +367,7 @@ def _folded(ctx, node, index: int, budget: list[int]) -> np.ndarray | None:
     return node.op.run(node.params, values)[index]
 
 
-def _flat_params(ctx) -> np.ndarray | None:
+def _flat_params(ctx: LoweringContext) -> np.ndarray | None:
     """The flat parameter vector when it is known at export time."""
     flat = ctx.param(1)
     if flat is None:
@@ -377,7 +378,7 @@ def _flat_params(ctx) -> np.ndarray | None:
     return flat
 
 
-def _weights(ctx, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
+def _weights(ctx: LoweringContext, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
              hint: str) -> str:
     """One ONNX weight tensor: a re-laid-out initializer when the flat vector is known,
     else a Gather from the graph tensor."""
@@ -387,7 +388,7 @@ def _weights(ctx, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
     return picked if np.dtype(ctx.in_dtypes[1]) == dtype else ctx.cast_to(picked, dtype)
 
 
-def _state_slice(ctx, i: int, layer: int, dirs: int, dtype: np.dtype) -> str:
+def _state_slice(ctx: LoweringContext, i: int, layer: int, dirs: int, dtype: np.dtype) -> str:
     """The initial state of one layer: rows ``layer*dirs ...`` of MXNet's (L*dirs, N, H);
     omitted ("") when it is an all-zero fill (Gluon's begin_state), ONNX's default, which
     also keeps a dynamic batch dynamic."""
@@ -410,7 +411,7 @@ def _layer_attrs(p, dirs: int) -> dict:
     return attrs
 
 
-def _layer_output(ctx, y: str, dirs: int) -> str:
+def _layer_output(ctx: LoweringContext, y: str, dirs: int) -> str:
     """ONNX's Y (T, dirs, N, H) as MXNet's layer output (T, N, dirs*H)."""
     if dirs == 1:
         return ctx.make("Squeeze", [y, ctx.ints([1], "axes")])
@@ -418,15 +419,13 @@ def _layer_output(ctx, y: str, dirs: int) -> str:
     return ctx.make("Reshape", [y, ctx.ints([0, 0, -1], "shape")])
 
 
-def _joined(ctx, parts: list[str]) -> str:
+def _joined(ctx: LoweringContext, parts: list[str]) -> str:
     """Per-layer final states (dirs, N, H) stacked as MXNet's (L*dirs, N, H)."""
     return parts[0] if len(parts) == 1 else ctx.make("Concat", parts, axis=0)
 
 
-def _rnn_onnx(ctx) -> None:
+def _rnn_onnx(ctx: LoweringContext) -> None:
     """One ONNX RNN/GRU/LSTM node per layer (see the section comment)."""
-    from .reduce import deliver
-
     p, dtype = ctx.params, np.dtype(ctx.dtype)
     _check_onnx_options(ctx, p)
     # onnxruntime has no float64 RNN/GRU/LSTM kernels (ONNX allows them): run in float32
@@ -453,7 +452,7 @@ def _rnn_onnx(ctx) -> None:
         deliver(ctx, _joined(ctx, states[k - 1]), k, work)
 
 
-def _param_concat_onnx(ctx) -> None:
+def _param_concat_onnx(ctx: LoweringContext) -> None:
     """Concat along ``dim``; parameters only are folded into one initializer, which RNN's
     handler re-lays out (and which is dropped when nothing else reads it)."""
     axis = _concat_axis(ctx.params.dim, len(ctx.shape))
@@ -464,11 +463,5 @@ def _param_concat_onnx(ctx) -> None:
     ctx.make("Concat", ctx.inputs, outputs=ctx.outputs[:1], axis=axis)
 
 
-def _attach_onnx() -> None:
-    from .registry import get
-
-    get("RNN").to_onnx(since=13)(_rnn_onnx)
-    get("_rnn_param_concat").to_onnx(since=13)(_param_concat_onnx)
-
-
-_attach_onnx()
+lowering("RNN")(_rnn_onnx)
+lowering("_rnn_param_concat")(_param_concat_onnx)

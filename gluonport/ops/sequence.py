@@ -24,7 +24,8 @@ import numpy as np
 from ..attrs import Bool, Float, Int
 from ..errors import OpAttributeError, ShapeError
 from ._shape import fmt, merge
-from ._shape_onnx import INT64_MIN, Dims
+from .lowering import LoweringContext, lowering
+from .lowering.dims import INT64_MIN, Dims
 from .registry import OpDef, register
 
 __all__: list[str] = []
@@ -152,7 +153,7 @@ _OPS = {
 
 
 # --- ONNX export -------------------------------------------------------------------------------
-def _onnx_lengths(ctx, steps: str, low: int) -> str:
+def _onnx_lengths(ctx: LoweringContext, steps: str, low: int) -> str:
     """``sequence_length`` as int64 (ONNX Cast truncates floats toward zero, as MXNet does),
     clipped to ``[low, steps]`` like the numpy kernels (``steps``: 0-d int64 T)."""
     lengths = ctx.inputs[1]
@@ -162,7 +163,7 @@ def _onnx_lengths(ctx, steps: str, low: int) -> str:
     return ctx.make("Clip", [lengths, low_t, steps])
 
 
-def _mask_onnx(ctx) -> None:
+def _mask_onnx(ctx: LoweringContext) -> None:
     """``Where(t < length, data, value)`` with the comparison broadcast over the features."""
     p = ctx.params
     if not p.use_sequence_length:
@@ -182,7 +183,7 @@ def _mask_onnx(ctx) -> None:
     ctx.make("Where", [valid, ctx.inputs[0], fill], outputs=ctx.outputs[:1])
 
 
-def _reverse_onnx(ctx) -> None:
+def _reverse_onnx(ctx: LoweringContext) -> None:
     """A reversing Slice without lengths; else ONNX ReverseSequence (the same semantics:
     the first ``length`` steps reversed, the padding left in place)."""
     if not ctx.params.use_sequence_length:
@@ -195,7 +196,7 @@ def _reverse_onnx(ctx) -> None:
              batch_axis=1, time_axis=0)
 
 
-def _last_onnx(ctx) -> None:
+def _last_onnx(ctx: LoweringContext) -> None:
     """Gather of the last step; with lengths, GatherND per batch item (batch first)."""
     p = ctx.params
     if not p.use_sequence_length:
@@ -213,6 +214,6 @@ def _last_onnx(ctx) -> None:
     ctx.make("GatherND", [data, index], outputs=ctx.outputs[:1], batch_dims=1)
 
 
-_OPS["SequenceMask"].to_onnx(since=13)(_mask_onnx)
-_OPS["SequenceReverse"].to_onnx(since=13)(_reverse_onnx)
-_OPS["SequenceLast"].to_onnx(since=13)(_last_onnx)
+lowering(_OPS["SequenceMask"])(_mask_onnx)
+lowering(_OPS["SequenceReverse"])(_reverse_onnx)
+lowering(_OPS["SequenceLast"])(_last_onnx)

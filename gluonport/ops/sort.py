@@ -19,6 +19,7 @@ import numpy as np
 from ..attrs import Bool, DType, Enum, Int, Optional
 from ..errors import DTypeError, ShapeError
 from ._shape import norm_axis
+from .lowering import LoweringContext, deliver, lowering
 from .registry import OpDef, register
 
 __all__ = ["stable_order"]
@@ -175,14 +176,14 @@ register(OpDef(
 # --- ONNX export -----------------------------------------------------------------------------
 # TopK (sorted=1) orders equal values by index, as gluonport's stable sort does. Its indices
 # are int64; MXNet's come in ``dtype`` (topk/argsort) or int32 (the hidden ones).
-def _topk_input(ctx, axis: int | None) -> tuple[str, int]:
+def _topk_input(ctx: LoweringContext, axis: int | None) -> tuple[str, int]:
     """(tensor to sort, axis): the input flattened when ``axis`` is None."""
     if axis is None:
         return ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1], "flat")]), 0
     return ctx.inputs[0], norm_axis(axis, len(ctx.shape))
 
 
-def _axis_len(ctx, x: str, axis: int | None) -> str:
+def _axis_len(ctx: LoweringContext, x: str, axis: int | None) -> str:
     """``K`` for the whole axis (a 1-element int64 tensor), from Shape when it is dynamic."""
     from .reduce import onnx_dims
 
@@ -195,7 +196,7 @@ def _axis_len(ctx, x: str, axis: int | None) -> str:
     return ctx.ints(dims, "k") if isinstance(dims, list) else dims
 
 
-def _top(ctx, k: int, axis: int | None, ascend: bool,
+def _top(ctx: LoweringContext, k: int, axis: int | None, ascend: bool,
          values: str | None = None) -> tuple[str, str, str, int]:
     """(values, int64 indices, sorted tensor, axis) of one TopK node; ``values`` names its
     first output."""
@@ -206,7 +207,7 @@ def _top(ctx, k: int, axis: int | None, ascend: bool,
     return outs[0], outs[1], x, ax
 
 
-def _mask(ctx, x: str, idx: str, ax: int, flat: bool) -> str:
+def _mask(ctx: LoweringContext, x: str, idx: str, ax: int, flat: bool) -> str:
     """0/1 in the input dtype, 1 where TopK picked an element."""
     from onnx import helper
 
@@ -223,9 +224,7 @@ def _mask(ctx, x: str, idx: str, ax: int, flat: bool) -> str:
     return mask
 
 
-def _topk_onnx(ctx) -> None:
-    from .reduce import deliver
-
+def _topk_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     with_values = p.ret_typ in ("value", "both")
     _, idx, x, ax = _top(ctx, p.k, p.axis, p.is_ascend, ctx.outputs[0] if with_values else None)
@@ -236,30 +235,20 @@ def _topk_onnx(ctx) -> None:
         deliver(ctx, idx, k, np.int64)
 
 
-def _sort_onnx(ctx) -> None:
+def _sort_onnx(ctx: LoweringContext) -> None:
     """sort: TopK over the whole axis; values out, int32 indices as the hidden output."""
-    from .reduce import deliver
-
     p = ctx.params
     _, idx, _, _ = _top(ctx, 0, p.axis, p.is_ascend, ctx.outputs[0])
     if ctx.wants(1):
         deliver(ctx, idx, 1, np.int64)
 
 
-def _argsort_onnx(ctx) -> None:
-    from .reduce import deliver
-
+def _argsort_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     _, idx, _, _ = _top(ctx, 0, p.axis, p.is_ascend)
     deliver(ctx, idx, 0, np.int64)
 
 
-def _attach_onnx() -> None:
-    from .registry import get
-
-    get("topk").to_onnx(since=13)(_topk_onnx)
-    get("sort").to_onnx(since=13)(_sort_onnx)
-    get("argsort").to_onnx(since=13)(_argsort_onnx)
-
-
-_attach_onnx()
+lowering("topk")(_topk_onnx)
+lowering("sort")(_sort_onnx)
+lowering("argsort")(_argsort_onnx)

@@ -15,8 +15,8 @@ MXNet 1.9.1's semantics, checked against the real library (``tests/golden/ops/un
 
 ``erf``, ``erfinv``, ``gamma`` and ``gammaln`` come from :mod:`gluonport.ops._special` (numpy only).
 
-ONNX export: each table row carries its lowering (:mod:`gluonport.ops._onnx_math`,
-:mod:`gluonport.ops._onnx_special`), run in MXNet's work dtype between Casts. ONNX has no ErfInv,
+ONNX export: each table row carries its lowering (:mod:`gluonport.ops.lowering.math`,
+:mod:`gluonport.ops.lowering.special`), run in MXNet's work dtype between Casts. ONNX has no ErfInv,
 Gamma or LGamma, and onnxruntime no float64 kernel for most trigonometric and hyperbolic ops:
 those are compositions accurate to a few ulps in float64. ``Cast`` to bfloat16 is refused
 (gluonport's bfloat16 is raw uint16 bits). Conversions of NaN or out-of-range floats to integers
@@ -32,9 +32,10 @@ import numpy as np
 
 from .. import dtypes
 from ..attrs import Bool, DType, Float, Int
-from . import _onnx_math as M
-from . import _onnx_special as S
 from . import _special
+from .lowering import LoweringContext, lowering
+from .lowering import math as M
+from .lowering import special as S
 from .registry import OpDef, register
 
 __all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
@@ -97,7 +98,7 @@ def math_onnx(lower: M.Unary) -> Callable:
     for float16, float64 for integers, or float64 throughout for a lowering marked
     ``in_double``), ``lower`` there, then cast back (``Cast`` converts like C on onnxruntime)."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         g = M.Builder(ctx)
         work = M.math_work(ctx.dtype, getattr(lower, "double", False))
         g.out(lower(g, g.input(0, work), work), work)
@@ -108,7 +109,7 @@ def math_onnx(lower: M.Unary) -> Callable:
 def native_onnx(lower: M.Native) -> Callable:
     """Export handler for an op computed in the input's own dtype."""
 
-    def handler(ctx) -> None:
+    def handler(ctx: LoweringContext) -> None:
         g = M.Builder(ctx)
         g.out(lower(g, ctx.inputs[0], np.dtype(ctx.dtype)), ctx.dtype)
 
@@ -192,7 +193,7 @@ _MATH: list[tuple[str, ArrayFn, tuple[str, ...], M.Unary]] = [
     ("softsign", lambda x: x / (1.0 + np.abs(x)), (), M.softsign),
 ]
 for _name, _fn, _aliases, _lower in _MATH:
-    unary(_name, math_unary(_fn), _aliases).to_onnx(since=13)(math_onnx(_lower))
+    lowering(unary(_name, math_unary(_fn), _aliases))(math_onnx(_lower))
 
 _NATIVE: list[tuple[str, ArrayFn, tuple[str, ...], M.Native]] = [
     # computed in the dtype itself (MXNet's kernels do not go through math::)
@@ -206,7 +207,7 @@ _NATIVE: list[tuple[str, ArrayFn, tuple[str, ...], M.Native]] = [
     ("ones_like", np.ones_like, (), M.fill_like(1)),
 ]
 for _name, _fn, _aliases, _lower in _NATIVE:
-    unary(_name, _fn, _aliases).to_onnx(since=13)(native_onnx(_lower))
+    lowering(unary(_name, _fn, _aliases))(native_onnx(_lower))
 
 
 def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
@@ -219,7 +220,7 @@ def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
     return np.where(out < 0, work(0), out).astype(x.dtype, copy=False)
 
 
-def _hard_sigmoid_onnx(ctx) -> None:
+def _hard_sigmoid_onnx(ctx: LoweringContext) -> None:
     """``HardSigmoid`` (float32 alpha/beta; float16 computed in float32); float64, which has no
     onnxruntime kernel, as ``Clip(alpha x + beta, 0, 1)`` (NaN passes through both)."""
     p, g = ctx.params, M.Builder(ctx)
@@ -234,8 +235,8 @@ def _hard_sigmoid_onnx(ctx) -> None:
     g.out(y, work)
 
 
-register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
-               compute=_hard_sigmoid)).to_onnx(since=13)(_hard_sigmoid_onnx)
+lowering(register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
+                        compute=_hard_sigmoid)))(_hard_sigmoid_onnx)
 
 
 def _clip(p, x: np.ndarray) -> np.ndarray:
@@ -245,7 +246,7 @@ def _clip(p, x: np.ndarray) -> np.ndarray:
     return np.where(x > hi, hi, np.where(x < lo, lo, x))
 
 
-def _clip_onnx(ctx) -> None:
+def _clip_onnx(ctx: LoweringContext) -> None:
     """``Clip`` with the bounds converted to the dtype (inputs, so integers work from opset 13);
     when ``a_min > a_max`` (or a bound is NaN) MXNet's order of tests, which Clip does not
     follow, as two Wheres."""
@@ -261,8 +262,8 @@ def _clip_onnx(ctx) -> None:
     g.out(g.where(g("Greater", x, khi), khi, g.where(g("Less", x, klo), klo, x)), work)
 
 
-register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
-               aliases=("_npi_clip", "_sparse_clip"))).to_onnx(since=13)(_clip_onnx)
+lowering(register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
+                        aliases=("_npi_clip", "_sparse_clip"))))(_clip_onnx)
 
 
 # --- casts ------------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def _cast_type(p, in_types):
     return in_types, [dtypes.to_numpy(p.dtype)]
 
 
-def _cast_onnx(ctx) -> None:
+def _cast_onnx(ctx: LoweringContext) -> None:
     """``Cast`` (C's conversion on onnxruntime: truncation, wrap-around between integers, NaN
     is true); output ``k`` of a multi-output cast is input ``k`` converted. bfloat16 results
     are refused: gluonport carries them as raw uint16 bits, which ONNX cannot reinterpret."""
@@ -292,9 +293,9 @@ def _cast_onnx(ctx) -> None:
             g.out(ctx.inputs[k], ctx.in_dtypes[k], k)
 
 
-register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
-               compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
-               aliases=("cast", "_npi_cast", "_npx_cast"))).to_onnx(since=13)(_cast_onnx)
+lowering(register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
+                        compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
+                        aliases=("cast", "_npi_cast", "_npx_cast"))))(_cast_onnx)
 
 _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
@@ -311,9 +312,9 @@ def _amp_cast(p, x: np.ndarray) -> np.ndarray:
     return cast_array(x, p.dtype) if x.dtype in _AMP_FLOATS else x.copy()
 
 
-register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
-                                                            if d != "bool"])},
-               compute=_amp_cast, infer_type=_amp_cast_type)).to_onnx(since=13)(_cast_onnx)
+lowering(register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
+                                                                     if d != "bool"])},
+                        compute=_amp_cast, infer_type=_amp_cast_type)))(_cast_onnx)
 
 
 def _amp_widest(p, types: list) -> np.dtype | None:
@@ -340,12 +341,12 @@ def _amp_multicast(p, *xs: np.ndarray) -> list[np.ndarray]:
     return [x.astype(widest) if x.dtype in _AMP_FLOATS else x.copy() for x in xs]
 
 
-register(OpDef(
-    "amp_multicast", params={"num_outputs": Int(), "cast_narrow": Bool(False)},
-    inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
-    num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
-    infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
-)).to_onnx(since=13)(_cast_onnx)
+lowering(register(OpDef(
+             "amp_multicast", params={"num_outputs": Int(), "cast_narrow": Bool(False)},
+             inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
+             num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
+             infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
+)))(_cast_onnx)
 
 
 # --- several inputs ---------------------------------------------------------------------------
@@ -357,7 +358,7 @@ def _add_n(p, *xs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _add_n_onnx(ctx) -> None:
+def _add_n_onnx(ctx: LoweringContext) -> None:
     """``Sum`` for floats (added left to right, as MXNet does); integers, which Sum has no
     kernel for, as a chain of wrapping Adds."""
     g = M.Builder(ctx)
@@ -372,10 +373,10 @@ def _add_n_onnx(ctx) -> None:
     g.out(y, dt)
 
 
-register(OpDef("add_n", params={"num_args": Int()}, variadic="num_args", compute=_add_n,
-               aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n"))
-         ).to_onnx(since=13)(_add_n_onnx)
+lowering(register(OpDef("add_n", params={"num_args": Int()}, variadic="num_args", compute=_add_n,
+                        aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n"))
+                  ))(_add_n_onnx)
 
-register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
-               compute=lambda p, lhs, rhs: lhs.copy())
-         ).to_onnx(since=13)(lambda ctx: M.Builder(ctx).out(ctx.inputs[0], ctx.dtype))
+lowering(register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
+                        compute=lambda p, lhs, rhs: lhs.copy())
+                  ))(lambda ctx: M.Builder(ctx).out(ctx.inputs[0], ctx.dtype))

@@ -26,7 +26,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["work_dtype", "as_dtype", "finish", "emit", "to_first", "first_perm", "last_perm",
+from . import LoweringContext, deliver
+
+__all__ = ["work_dtype", "as_dtype", "finish", "to_first", "first_perm", "last_perm",
            "pad", "window_taps", "im2col", "col2im", "window_sum", "taps_weight", "conv_by_taps",
            "deconv_by_taps",
            "dim", "arith", "vec", "reduce", "end_pads", "data_counts", "pool_node",
@@ -42,7 +44,7 @@ def work_dtype(dtype) -> np.dtype:
     return np.dtype(np.float32) if dt == np.float16 else dt
 
 
-def as_dtype(ctx, i: int, dtype) -> str:
+def as_dtype(ctx: LoweringContext, i: int, dtype) -> str:
     """Input ``i`` in ``dtype``: itself, a converted initializer (parameters), or a ``Cast``."""
     dtype = np.dtype(dtype)
     if np.dtype(ctx.in_dtypes[i]) == dtype:
@@ -53,17 +55,8 @@ def as_dtype(ctx, i: int, dtype) -> str:
     return ctx.cast_to(ctx.inputs[i], dtype)
 
 
-def emit(ctx, y: str, i: int = 0) -> None:
-    """Make tensor ``y`` the node's output ``i``: the last emitted node is renamed to write it
-    (nothing has read ``y`` yet), otherwise an ``Identity`` copies it."""
-    last = ctx.nodes[-1] if ctx.nodes else None
-    if last is not None and list(last.output) == [y]:
-        last.output[0] = ctx.outputs[i]
-        return
-    ctx.make("Identity", [y], outputs=[ctx.outputs[i]])
-
-
-def finish(ctx, y: str, work, perm: Sequence[int] | None = None, out_dtype=None) -> None:
+def finish(ctx: LoweringContext, y: str, work, perm: Sequence[int] | None = None,
+           out_dtype=None) -> None:
     """Transpose ``y`` by ``perm`` (if any), cast it from ``work`` to the output dtype, and
     make it output 0."""
     target = np.dtype(out_dtype if out_dtype is not None else ctx.out_dtypes[0] or ctx.dtype)
@@ -71,7 +64,7 @@ def finish(ctx, y: str, work, perm: Sequence[int] | None = None, out_dtype=None)
         y = ctx.make("Transpose", [y], perm=list(perm))
     if np.dtype(work) != target:
         y = ctx.cast_to(y, target)
-    emit(ctx, y)
+    deliver(ctx, y)
 
 
 # --- layouts ----------------------------------------------------------------------------------
@@ -85,12 +78,13 @@ def last_perm(rank: int) -> list[int]:
     return [0, *range(2, rank), 1]
 
 
-def to_first(ctx, x: str, rank: int, channels_last: bool) -> str:
+def to_first(ctx: LoweringContext, x: str, rank: int, channels_last: bool) -> str:
     return ctx.make("Transpose", [x], perm=first_perm(rank)) if channels_last else x
 
 
 # --- windows ----------------------------------------------------------------------------------
-def pad(ctx, x: str, before: Sequence[int], after: Sequence[int], value=None) -> str:
+def pad(ctx: LoweringContext, x: str, before: Sequence[int], after: Sequence[int],
+        value=None) -> str:
     """Constant-pad the spatial axes (2, 3, ...) of ``x``; a negative amount crops (``Slice``)."""
     nd = len(before)
     grow_b, grow_a = [max(b, 0) for b in before], [max(a, 0) for a in after]
@@ -108,7 +102,7 @@ def pad(ctx, x: str, before: Sequence[int], after: Sequence[int], value=None) ->
     return x
 
 
-def window_taps(ctx, x: str, kernel: Sequence[int], stride: Sequence[int],
+def window_taps(ctx: LoweringContext, x: str, kernel: Sequence[int], stride: Sequence[int],
                 dilate: Sequence[int], out_sp: Sequence[int]) -> list[str]:
     """One ``Slice`` per kernel tap (C order): tap ``t`` of every output window, reading
     ``x[o*s + t*d]`` (``x`` is padded so that every window lies inside it)."""
@@ -123,14 +117,15 @@ def window_taps(ctx, x: str, kernel: Sequence[int], stride: Sequence[int],
     return taps
 
 
-def window_sum(ctx, x: str, kernel, stride, before, after, out_sp) -> str:
+def window_sum(ctx: LoweringContext, x: str, kernel, stride, before, after, out_sp) -> str:
     """Zero-padded window sums, one ``Slice`` per tap added by ``Sum`` (exact in float64)."""
     xp = pad(ctx, x, before, after)
     taps = window_taps(ctx, xp, kernel, stride, (1,) * len(kernel), out_sp)
     return taps[0] if len(taps) == 1 else ctx.make("Sum", taps)
 
 
-def taps_weight(ctx, w: np.ndarray | str, groups: int, w_shape: Sequence[int], dtype) -> str:
+def taps_weight(ctx: LoweringContext, w: np.ndarray | str, groups: int, w_shape: Sequence[int],
+                dtype) -> str:
     """A (F, C/G, *k) convolution weight as (G, F/G, T*C/G) with columns in (tap, channel)
     order, matching the im2col rows of :func:`conv_by_taps`."""
     f, cg, *kernel = (int(v) for v in w_shape)
@@ -144,7 +139,8 @@ def taps_weight(ctx, w: np.ndarray | str, groups: int, w_shape: Sequence[int], d
     return ctx.make("Reshape", [w, ctx.ints([groups, f // groups, t * cg], "shape")])
 
 
-def conv_by_taps(ctx, x: str, w_cols: str, bias: str | None, kernel, stride, dilate,
+def conv_by_taps(ctx: LoweringContext, x: str, w_cols: str, bias: str | None, kernel, stride,
+                 dilate,
                  before, after, groups: int, channels: int, n_filter: int, out_sp) -> str:
     """Convolution of channels-first ``x`` as im2col + ``MatMul``: taps concatenated on the
     channel axis, regrouped to (N, G, T*C/G, P) and multiplied by :func:`taps_weight`."""
@@ -163,7 +159,7 @@ def conv_by_taps(ctx, x: str, w_cols: str, bias: str | None, kernel, stride, dil
     return y
 
 
-def _interleave(ctx, x: str, stride: Sequence[int], sp: Sequence[int]) -> str:
+def _interleave(ctx: LoweringContext, x: str, stride: Sequence[int], sp: Sequence[int]) -> str:
     """``s - 1`` zeros between neighbours along each spatial axis: (x-1)*s + 1 long."""
     if all(s == 1 for s in stride):
         return x
@@ -178,7 +174,8 @@ def _interleave(ctx, x: str, stride: Sequence[int], sp: Sequence[int]) -> str:
                               ctx.ints(range(2, 2 + nd), "axes")])
 
 
-def im2col(ctx, x: str, kernel, stride, dilate, pad_: Sequence[int], out_sp) -> str:
+def im2col(ctx: LoweringContext, x: str, kernel, stride, dilate, pad_: Sequence[int],
+           out_sp) -> str:
     """MXNet's im2col of channels-first ``x``: (N, C * taps, prod(out_sp)), rows channel-major
     then tap (C order), one ``Slice`` per tap of the zero-padded input."""
     taps = window_taps(ctx, pad(ctx, x, pad_, pad_), kernel, stride, dilate, out_sp)
@@ -187,7 +184,7 @@ def im2col(ctx, x: str, kernel, stride, dilate, pad_: Sequence[int], out_sp) -> 
     return ctx.make("Reshape", [cols, ctx.ints([0, -1, int(np.prod(out_sp))], "shape")])
 
 
-def col2im(ctx, cols: str, kernel, stride, dilate, pad_: Sequence[int], out_sp,
+def col2im(ctx: LoweringContext, cols: str, kernel, stride, dilate, pad_: Sequence[int], out_sp,
            size: Sequence[int]) -> str:
     """MXNet's col2im: each tap's (N, C, *out_sp) slab spread over its strided positions of
     the padded image (zeros interleaved, then padded into place), summed, and cropped."""
@@ -205,7 +202,7 @@ def col2im(ctx, cols: str, kernel, stride, dilate, pad_: Sequence[int], out_sp,
     return pad(ctx, y, [-p for p in pad_], [-p for p in pad_]) if any(pad_) else y
 
 
-def _deconv_as_conv_weight(ctx, w: np.ndarray | str, groups: int, w_shape, dtype):
+def _deconv_as_conv_weight(ctx: LoweringContext, w: np.ndarray | str, groups: int, w_shape, dtype):
     """(C, F/G, *k) transposed-convolution weight -> (F, C/G, *k) flipped convolution weight."""
     c, fg, *kernel = (int(v) for v in w_shape)
     nd, cg = len(kernel), c // groups
@@ -221,7 +218,8 @@ def _deconv_as_conv_weight(ctx, w: np.ndarray | str, groups: int, w_shape, dtype
                               ctx.ints(range(2, 2 + nd), "axes"), ctx.ints([-1] * nd, "steps")])
 
 
-def deconv_by_taps(ctx, x: str, w: np.ndarray | str, bias: str | None, geom, pads, adj,
+def deconv_by_taps(ctx: LoweringContext, x: str, w: np.ndarray | str, bias: str | None, geom, pads,
+                   adj,
                    groups: int, w_shape, in_sp, out_sp, dtype) -> str:
     """Transposed convolution as a stride-1 convolution (:func:`conv_by_taps`) of the
     zero-interleaved input with the flipped, regrouped weight: ``y[o] = sum x[i] w[k]`` over
@@ -239,7 +237,7 @@ def deconv_by_taps(ctx, x: str, w: np.ndarray | str, bias: str | None, geom, pad
 
 
 # --- sizes known now or at run time ----------------------------------------------------------
-def dim(ctx, i: int, axis: int) -> Dim:
+def dim(ctx: LoweringContext, i: int, axis: int) -> Dim:
     """Dim ``axis`` of input ``i``: an int, or a (1,) int64 tensor read with ``Shape`` when it
     varies with the dynamic input dims."""
     if not ctx.is_dynamic(i, axis):
@@ -253,7 +251,7 @@ _ARITH: dict[str, Callable[[int, int], int]] = {
     "Mod": operator.mod}
 
 
-def arith(ctx, op: str, a: Dim, b: Dim) -> Dim:
+def arith(ctx: LoweringContext, op: str, a: Dim, b: Dim) -> Dim:
     """``a <op> b`` (Add, Sub, Mul, Div, Mod on non-negative ints): folded when both are known."""
     if isinstance(a, int) and isinstance(b, int):
         return _ARITH[op](a, b)
@@ -262,7 +260,7 @@ def arith(ctx, op: str, a: Dim, b: Dim) -> Dim:
     return ctx.make(op, [ta, tb])
 
 
-def vec(ctx, parts: Sequence[Dim | str]) -> str:
+def vec(ctx: LoweringContext, parts: Sequence[Dim | str]) -> str:
     """An int64 1-D tensor of ``parts`` (ints, (1,) tensors, or longer int64 tensors)."""
     if all(isinstance(v, int) for v in parts):
         return ctx.ints(list(parts), "sizes")
@@ -270,7 +268,8 @@ def vec(ctx, parts: Sequence[Dim | str]) -> str:
     return ins[0] if len(ins) == 1 else ctx.make("Concat", ins, axis=0)
 
 
-def reduce(ctx, op_type: str, x: str, axes: Sequence[int], keepdims: bool = True) -> str:
+def reduce(ctx: LoweringContext, op_type: str, x: str, axes: Sequence[int],
+           keepdims: bool = True) -> str:
     """``Reduce*`` over ``axes``: an attribute before opset 18 (ReduceSum: before 13), an input
     from then on."""
     axes = [int(a) for a in axes]
@@ -297,7 +296,8 @@ def data_counts(sp, kernel, stride, pad, out_sp) -> np.ndarray:
     return div
 
 
-def pool_node(ctx, op_type: str, x: str, kernel, stride, before, after, fill, **attrs) -> str:
+def pool_node(ctx: LoweringContext, op_type: str, x: str, kernel, stride, before, after, fill,
+              **attrs) -> str:
     """``op_type`` over the windows ``[o*s - before, o*s - before + k)``: ONNX pads when they
     are smaller than the kernel (onnxruntime refuses others), else an explicit ``Pad`` with
     ``fill`` (for ops where padding and explicit fill agree)."""
@@ -308,7 +308,7 @@ def pool_node(ctx, op_type: str, x: str, kernel, stride, before, after, fill, **
     return ctx.make(op_type, [pad(ctx, x, before, after, fill)], **geo, **attrs)
 
 
-def window_mean(ctx, x: str, geo: tuple, divisor: np.ndarray, work: np.dtype,
+def window_mean(ctx: LoweringContext, x: str, geo: tuple, divisor: np.ndarray, work: np.dtype,
                  taps: bool = False) -> str:
     """Window sums over ``divisor`` (MXNet's per-window count, 1 for sums, as an array over
     the output positions). One AveragePool when ONNX's own divisor equals it; else the mean
@@ -338,7 +338,7 @@ def window_mean(ctx, x: str, geo: tuple, divisor: np.ndarray, work: np.dtype,
                                          "scale")])
 
 
-def power(ctx, x: str, p_value: int) -> str:
+def power(ctx: LoweringContext, x: str, p_value: int) -> str:
     """``x ** p`` as repeated ``Mul`` (exact for the small integer p of Lp pooling)."""
     y = x
     for _ in range(p_value - 1):
@@ -346,7 +346,7 @@ def power(ctx, x: str, p_value: int) -> str:
     return y
 
 
-def root(ctx, s: str, p_value: int, work: np.dtype) -> str:
+def root(ctx: LoweringContext, s: str, p_value: int, work: np.dtype) -> str:
     """``s ** (1/p)`` for p = 1, 2, 3; the cube root keeps the sign, as MXNet's cbrt does."""
     if p_value == 1:
         return s
@@ -356,7 +356,7 @@ def root(ctx, s: str, p_value: int, work: np.dtype) -> str:
     return ctx.make("Mul", [ctx.make("Sign", [s]), mag])
 
 
-def fed_by_zero_pad(ctx, x: str) -> bool:
+def fed_by_zero_pad(ctx: LoweringContext, x: str) -> bool:
     """Whether ``x`` comes from a zero constant ``Pad`` (through a Cast at most).
 
     onnxruntime >= 1.17 (PadFusion) folds such a Pad into a following MaxPool/AveragePool as
@@ -377,7 +377,8 @@ def fed_by_zero_pad(ctx, x: str) -> bool:
     return value is None or float(np.asarray(value).reshape(-1)[0]) == 0
 
 
-def global_pool(ctx, x: str, kind: str, p_value: int, rank: int, work: np.dtype) -> str:
+def global_pool(ctx: LoweringContext, x: str, kind: str, p_value: int, rank: int,
+                work: np.dtype) -> str:
     """Global*Pool for float32 work, Reduce* for float64 (no onnxruntime double kernel), sums
     and L2; Lp 1 and 3 as a power sum and root."""
     axes = list(range(2, rank))

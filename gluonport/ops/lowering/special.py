@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _special
-from ._onnx_math import F32, F64, Builder, expm1, log1p
+from .. import _special
+from .math import F32, F64, Builder, expm1, log1p
 
 __all__ = ["erf64", "erfinv", "gamma64", "gammaln64", "tan64", "atan64", "asin64", "acos64",
            "sinh64", "cosh64", "asinh64", "acosh64", "atanh64"]

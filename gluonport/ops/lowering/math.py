@@ -21,7 +21,7 @@ What onnxruntime (CPU, 1.16 to 1.31) lacks, and the way around it:
   for a zero divisor in ``mod``; gluonport also for ``div``, where MXNet itself dies);
 * no float64 kernel for ``Tan``, ``Asin``, ``Acos``, ``Atan``, ``Sinh``, ``Cosh``, ``Asinh``,
   ``Acosh``, ``Atanh``, ``Softsign``, ``Erf`` and ``HardSigmoid``: float64 data goes through
-  compositions of ops that have one (:mod:`gluonport.ops._onnx_special` for the special
+  compositions of ops that have one (:mod:`gluonport.ops.lowering.special` for the special
   functions), accurate to a few units in the last place;
 * ``Sign(nan)`` is NaN (MXNet: 0), ``Erf(nan)`` is 1 in 1.16, and ``Max``/``Min`` propagate
   NaN in 1.31 but not in 1.16: NaN is handled explicitly; ``Round`` rounds halves to even
@@ -37,23 +37,35 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .nn import onnx_input_as
+from . import LoweringContext
 
 __all__ = ["Builder", "Unary", "Binary", "Native", "F32", "F64", "math_work", "unary_op",
            "in_double", "trunc", "round_away", "rint_down", "cbrt", "rcbrt", "log_exact",
            "log1p", "expm1", "scale",
            "softsign", "arith", "div", "mod", "power", "hypot", "minmax", "compare", "logic",
-           "negative", "sign", "relu", "logical_not", "fill_like", "widen_narrow", "erf32"]
+           "negative", "sign", "relu", "logical_not", "fill_like", "widen_narrow", "erf32",
+           "onnx_input_as"]
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I32, BOOL = np.dtype(np.int32), np.dtype(np.bool_)
+
+
+def onnx_input_as(ctx: LoweringContext, i: int, dtype) -> str:
+    """Input ``i`` in ``dtype``: itself, a converted initializer (parameters), or a Cast."""
+    dtype = np.dtype(dtype)
+    if ctx.in_dtypes[i] == dtype:
+        return ctx.inputs[i]
+    value = ctx.param(i)
+    if value is not None:
+        return ctx.const(value.astype(dtype), f"{i}_as_{dtype.name}")
+    return ctx.cast_to(ctx.inputs[i], dtype)
 
 
 class Builder:
     """Node-building shorthand for one handler call: ``g("Add", a, b)``; ``g.k(0.5, dtype)``
     makes a scalar constant once per value and dtype."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: LoweringContext) -> None:
         self.ctx = ctx
         self._consts: dict[tuple, str] = {}
         self._first = len(ctx.nodes)  # nodes from here on are this handler's
