@@ -17,7 +17,7 @@ PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "OPERATORS.md")
 
 
 def _row(op: registry.OpDef) -> str:
-    module = (op.compute.__module__.rsplit(".", 1)[-1]
+    module = (op.compute.__module__.removeprefix("gluonport.ops.")
               if op.compute is not None and hasattr(op.compute, "__module__") else "-")
     shape = "rule" if op.infer_shape is not None else "elementwise"
     dtype = "rule" if op.infer_type is not None else "same as input"
@@ -43,7 +43,8 @@ def render() -> str:
         "",
         f"{len(ops)} operators ({len(aliases)} aliases).",
         "",
-        "| op | aliases | family | compute | shape inference | type inference | ONNX export |",
+        "| op | aliases | file (gluonport/ops/) | compute | shape inference | type inference "
+        "| ONNX export |",
         "|---|---|---|---|---|---|---|",
     ]
     lines += [_row(ops[name]) for name in sorted(ops, key=str.lower)]

@@ -31,7 +31,7 @@ from ..errors import DTypeError, ShapeError
 from ._shape import fmt, merge, norm_axis
 from .lowering import LoweringContext, deliver, lowering
 from .lowering.dims import Dims, reshape_to
-from .shape import check, define, types_from
+from .shape.rules import check, define, types_from
 
 __all__: list[str] = []
 

@@ -1,11 +1,11 @@
-"""ONNX export of the shape family (gluonport/ops/shape.py) against MXNet 1.9.1's goldens, plus
+"""ONNX export of the shape family (gluonport/ops/shape/) against MXNet 1.9.1's goldens, plus
 dynamic dims kept dynamic through Reshape (every special code), Flatten, broadcast_to, slice_like
 and split, checked against the numpy executor at several sizes."""
 
 import numpy as np
 import pytest
 
-from gluonport.ops._reshape import eval_plan, infer_reshape, reshape_plan
+from gluonport.ops.shape.reshape import eval_plan, infer_reshape, reshape_plan
 from tests.onnx._export_check import OPSETS, check_dynamic, check_export, export_case, run_ort
 from tests.ops import cases_shape
 from tests.ops._check import _compare, forward, load_golden

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/shape.py (plain data; see tests/ops/_check.py)."""
+"""Case table for gluonport/ops/shape/ (plain data; see tests/ops/_check.py)."""
 
 A = {"shape": (2, 3, 4)}
 A16 = {"shape": (2, 3, 4), "dtype": "float16"}

@@ -1,5 +1,7 @@
-"""MXNet's Reshape shape algorithm (``InferReshapeShape`` in src/operator/tensor/matrix_op-inl.h)
-as pure functions, shared by the ``Reshape`` op (shape.py) and the ONNX exporter.
+"""Reshape, reshape_like and Flatten: MXNet's Reshape shape algorithm
+(``InferReshapeShape`` in src/operator/tensor/matrix_op-inl.h) as pure functions, the ops, and
+their ONNX lowerings (each special code lowered; a dim varying with the dynamic axes is never
+baked from the example shape).
 
 Shapes are MXNet 1.x legacy shapes: 0 is an unknown dim. MXNet's quirks are kept where its result
 is well defined (the inferred ``-1`` value is written at the spec position of ``-1``, which after
@@ -12,13 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..errors import ShapeError
-from ._shape import fmt, known
+from ...attrs import Bool, Int, Optional, Shape
+from ...errors import ShapeError
+from .._shape import fmt, known, merge
+from ..lowering import LoweringContext, lowering
+from ..lowering.dims import Dims, Entry, reshape_to
+from .rules import LIKE_TYPES, check, define, one_output, out_list
 
 __all__ = ["infer_reshape", "reshape_target", "reshape_error", "check_size", "prod",
            "reshape_plan", "legacy_plan", "eval_plan"]
 
 
+# --- the Reshape shape algorithm ------------------------------------------------------------
 def prod(dims: Iterable[int]) -> int:
     """The product of dims (1 for none)."""
     out = 1
@@ -279,3 +286,162 @@ def _piece_value(pc: Piece, src: tuple) -> int:
     if kind == "div":
         return src[pc[1]] // pc[2]
     return 1
+
+
+# --- Reshape ---------------------------------------------------------------------------------
+def _reshape_rule(p, ins, outs=(None,)):
+    src = ins[0]
+    if src is None:
+        return ins, [None]
+    src = tuple(src)
+    out = reshape_target(p, src, exact=False)
+    if out is None:
+        return ins, [None]
+    spec = tuple(p.shape or p.target_shape)
+    check_size(src, out, spec)
+    # MXNet assigns the target to the output view its consumers inferred, then completes one
+    # unknown input dim from that (how Gluon's RNN layers get their deferred i2h weights)
+    out = merge(out, outs[0], "Reshape: output: ")
+    holes = [i for i, d in enumerate(src) if d == 0]
+    if known(out) and len(holes) == 1:  # MXNet's ReverseReshapeInferShape
+        rest = prod(d for d in src if d)
+        if prod(out) % rest:
+            raise reshape_error(src, spec, f"{prod(out)} elements are not a multiple of {rest}")
+        src = src[:holes[0]] + (prod(out) // rest,) + src[holes[0] + 1:]
+    return [src], [out]
+
+
+_reshape_rule.wants_outputs = True  # type: ignore[attr-defined]
+
+
+def _reshape(p, x):
+    out = reshape_target(p, x.shape, exact=True)
+    spec = tuple(p.shape or p.target_shape)
+    if out is None:
+        raise ShapeError("no target shape: give shape=(...)")
+    if prod(out) != x.size:
+        raise reshape_error(x.shape, spec, f"{x.size} elements cannot fill {fmt(out)}")
+    return x.reshape(out).copy()
+
+
+define("Reshape", _reshape, _reshape_rule, aliases=("reshape",),
+    params={"shape": Shape(()), "reverse": Bool(False), "target_shape": Shape(()),
+            "keep_highest": Bool(False)},
+    doc="Reshape ``data`` to ``shape`` with MXNet's special codes 0, -1, -2, -3, -4 "
+        "(see :func:`gluonport.ops.shape.infer_reshape`); ``reverse`` reads them right to "
+        "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.")
+
+
+def _like_range(ndim: int, begin, end, side: str) -> tuple[int, int]:
+    b = 0 if begin is None else begin + (ndim if begin < 0 else 0)
+    e = ndim if end is None else end + (ndim if end < 0 else 0)
+    check(0 <= b < e <= ndim, f"invalid {side}_begin={begin}, {side}_end={end} for "
+                              f"{ndim}-d {side}")
+    return b, e
+
+
+def _reshape_like_shape(p, lhs: tuple, rhs: tuple) -> tuple:
+    lb, le = _like_range(len(lhs), p.lhs_begin, p.lhs_end, "lhs")
+    rb, re = _like_range(len(rhs), p.rhs_begin, p.rhs_end, "rhs")
+    out = lhs[:lb] + rhs[rb:re] + lhs[le:]
+    if known(lhs) and known(out):
+        check(prod(lhs) == prod(out), f"cannot reshape lhs {fmt(lhs)} to {fmt(out)}: "
+                                        "sizes differ")
+    return out
+
+
+def _reshape_like_rule(p, ins):
+    if ins[0] is None or ins[1] is None:
+        return ins, [None]
+    return ins, [_reshape_like_shape(p, tuple(ins[0]), tuple(ins[1]))]
+
+
+define("reshape_like", lambda p, a, b: a.reshape(_reshape_like_shape(p, a.shape, b.shape)).copy(),
+    _reshape_like_rule, inputs=("lhs", "rhs"), infer_type=LIKE_TYPES,
+    params={k: Optional(Int()) for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
+    doc="Reshape ``lhs`` so that dims ``[lhs_begin, lhs_end)`` become ``rhs``'s dims "
+        "``[rhs_begin, rhs_end)`` (None: from the start / to the end).")
+
+
+def _flatten_shape(p, s):
+    check(len(s) >= 1, "Flatten needs at least a 1-d input")
+    rest = s[1:]
+    return (s[0], prod(rest) if known(rest) else 0)
+
+
+define("Flatten", lambda p, x: x.reshape(_flatten_shape(p, x.shape)).copy(),
+       one_output(_flatten_shape),
+    aliases=("flatten",), doc="Collapse all dims but the first: ``(d0, d1*...*dk)``.")
+
+
+
+
+# --- Reshape ---------------------------------------------------------------------------------
+def _plan_entry(ctx: LoweringContext, dims: Dims, piece: tuple, value: int,
+                infer_varies: bool) -> Entry:
+    kind, dyn = piece[0], dims.dyn
+    if kind == "const":
+        return value
+    if kind == "infer":
+        return (lambda: ctx.ints([-1], "infer")) if infer_varies else value
+    k = piece[1]
+    if kind == "dim":
+        return dims.entry(k)
+    if kind == "prod":
+        if not (dyn[k] or dyn[k + 1]):
+            return value
+        return lambda: ctx.make("Mul", [dims.get([k]), dims.get([k + 1])])
+    if not dyn[k]:  # "div"
+        return value
+    return lambda: ctx.make("Div", [dims.get([k]), ctx.ints([piece[2]], "split")])
+
+
+def _infer_varies(plan: list, dyn: tuple) -> bool:
+    """The -1 dim is fixed when every varying input dim reappears once among the other dims."""
+    seen = {k: 0 for k, d in enumerate(dyn) if d}
+    for piece in plan:
+        if piece[0] in ("dim", "div") and piece[1] in seen:
+            seen[piece[1]] += 1
+        elif piece[0] == "prod":
+            for k in (piece[1], piece[1] + 1):
+                if k in seen:
+                    seen[k] += 1
+    return any(n != 1 for n in seen.values())
+
+
+def _reshape_onnx(ctx: LoweringContext) -> None:
+    """MXNet's Reshape codes lowered to a shape built at run time from ``Shape(x)`` pieces
+    where dims vary (0 and -2 copy dims, -3 multiplies two, -4 divides one), constants where
+    they do not, and ONNX's ``-1`` for MXNet's ``-1``."""
+    p, dims = ctx.params, Dims(ctx)
+    if p.shape:
+        plan = reshape_plan(dims.static, p.shape, p.reverse)
+    else:
+        plan = legacy_plan(p.target_shape, p.keep_highest)
+    values = eval_plan(plan, dims.static)
+    varies = _infer_varies(plan, dims.dyn)
+    entries = [_plan_entry(ctx, dims, pc, v, varies) for pc, v in zip(plan, values)]
+    reshape_to(ctx, ctx.inputs[0], entries, ctx.outputs[0])
+
+
+def _reshape_like_onnx(ctx: LoweringContext) -> None:
+    p, lhs, rhs = ctx.params, Dims(ctx, 0), Dims(ctx, 1)
+    lb, le = _like_range(len(lhs.static), p.lhs_begin, p.lhs_end, "lhs")
+    rb, re = _like_range(len(rhs.static), p.rhs_begin, p.rhs_end, "rhs")
+    entries = ([lhs.entry(k) for k in range(lb)] + [rhs.entry(k) for k in range(rb, re)]
+               + [lhs.entry(k) for k in range(le, len(lhs.static))])
+    reshape_to(ctx, ctx.inputs[0], entries, ctx.outputs[0])
+
+
+
+
+def _flatten_onnx(ctx: LoweringContext) -> None:
+    ctx.make("Flatten", ctx.inputs[:1], outputs=out_list(ctx), axis=1)
+
+
+
+
+# --- ONNX lowerings attached ---------------------------------------------------------------
+lowering("Reshape")(_reshape_onnx)
+lowering("reshape_like")(_reshape_like_onnx)
+lowering("Flatten")(_flatten_onnx)
