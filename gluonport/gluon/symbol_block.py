@@ -26,7 +26,7 @@ from ._utils import flatten, regroup
 from .hybrid import CachedGraph, HybridBlock
 from .parameter import ParameterDict
 
-__all__ = ["SymbolBlock"]
+__all__ = ["SymbolBlock", "import_to_gluon"]
 
 log = logging.getLogger("gluonport")
 
@@ -134,7 +134,7 @@ class SymbolBlock(HybridBlock):
         """Load ``symbol_file`` (+ ``param_file``) as a SymbolBlock, as MXNet's ``imports``.
 
         Parameter dtypes come from the file (``cast_dtype=True, dtype_source='saved'``).
-        An ``.onnx`` file is imported (:func:`gluonport.onnx.import_to_gluon`): its weights
+        An ``.onnx`` file is imported (:func:`import_to_gluon`): its weights
         come from the model, so ``param_file`` must be None.
         """
         if str(symbol_file).lower().endswith(".onnx"):
@@ -161,8 +161,6 @@ class SymbolBlock(HybridBlock):
 
     @staticmethod
     def _imports_onnx(path: str, input_names: Any, param_file: Any, ctx: Any) -> SymbolBlock:
-        from ..onnx.importer import import_to_gluon
-
         if param_file is not None:
             raise GluonportError(f"{path}: an ONNX model holds its own weights; call "
                                  "SymbolBlock.imports(path, input_names) without param_file")
@@ -227,3 +225,21 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
+
+
+def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False,
+                    restore_mxnet_ops: str = "auto") -> SymbolBlock:
+    """Import an ONNX model as a Gluon :class:`SymbolBlock` (MXNet's
+    ``mxnet.contrib.onnx.import_to_gluon``): inputs are the ONNX graph inputs, parameters loaded
+    on ``ctx``; ``strict`` and ``restore_mxnet_ops`` as in
+    :func:`gluonport.onnx.import_model`. Also reachable as ``gluonport.onnx.import_to_gluon``.
+    """
+    from ..onnx.importer import import_graph
+
+    g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
+    net = SymbolBlock(g.sym, [_sym.var(n) for n in g.input_names])
+    values = {**g.arg_params, **g.aux_params}
+    net.collect_params().load_dict({k: NDArray(v) for k, v in values.items()}, ctx,
+                                   allow_missing=False, ignore_extra=True, cast_dtype=True,
+                                   dtype_source="saved")
+    return net

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
         get_model_metadata,
         import_graph,
         import_model,
-        import_to_gluon,
     )
     from .opset import DEFAULT_OPSET, MIN_OPSET, max_opset
     from .verify import BisectResult, VerifyReport, bisect, verify
@@ -30,10 +29,14 @@ _LAZY = {
     "export_model": "export", "export_symbol": "export", "register_converter": "export",
     "save_model": "export",
     "export_mxnet": "importer", "get_model_metadata": "importer", "import_graph": "importer",
-    "import_model": "importer", "import_to_gluon": "importer",
+    "import_model": "importer",
     "DEFAULT_OPSET": "opset", "MIN_OPSET": "opset", "max_opset": "opset",
     "BisectResult": "verify", "VerifyReport": "verify", "bisect": "verify", "verify": "verify",
 }
+# names defined a layer above and kept here for existing code: {name: (module, attribute)}.
+# import_to_gluon builds a Gluon SymbolBlock, so it lives in gluon/ (which imports onnx/, never
+# the reverse); this package looks it up by name only when the name is first used.
+_ALIASES = {"import_to_gluon": ("gluonport.gluon.symbol_block", "import_to_gluon")}
 _SUBMODULES = frozenset({"backend", "export", "importer", "opset", "verify"})
 
 __all__ = ["export_model", "export_symbol", "register_converter", "save_model",
@@ -48,6 +51,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name in _ALIASES:
+        module, attr = _ALIASES[name]
+        value = globals()[name] = getattr(importlib.import_module(module), attr)
+        return value
     try:  # any submodule, as when the package imported them all
         if name.startswith("__"):
             raise ModuleNotFoundError(name=f"{__name__}.{name}")
@@ -59,7 +66,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+    return sorted(set(globals()) | set(_LAZY) | set(_ALIASES) | _SUBMODULES)
 
 
 class _Package(types.ModuleType):

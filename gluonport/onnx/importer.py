@@ -1,4 +1,7 @@
-"""ONNX -> MXNet import: ``import_model``, ``get_model_metadata``, ``import_to_gluon``.
+"""ONNX -> MXNet import: ``import_model``, ``get_model_metadata``, ``import_graph``.
+
+(``import_to_gluon``, which wraps the result in a Gluon ``SymbolBlock``, lives a layer above in
+:mod:`gluonport.gluon.symbol_block`; ``gluonport.onnx.import_to_gluon`` names it.)
 
 The same functions as MXNet 1.9.1's ``mxnet.contrib.onnx``, rewritten:
 
@@ -46,7 +49,7 @@ from ._import_fold import Facts, fold_model
 from ._import_load import load_model
 from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
 
-__all__ = ["import_model", "get_model_metadata", "import_to_gluon", "export_mxnet",
+__all__ = ["import_model", "get_model_metadata", "export_mxnet",
            "import_graph", "ImportedGraph"]
 
 
@@ -428,22 +431,6 @@ def get_model_metadata(model_file: Any) -> dict[str, list]:
 
 def _dims(vi: onnx.ValueInfoProto) -> tuple[int, ...]:
     return tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
-
-
-def import_to_gluon(model_file: Any, ctx: Any = None, strict: bool = False,
-                    restore_mxnet_ops: str = "auto") -> Any:
-    """Import an ONNX model as a Gluon :class:`~gluonport.gluon.SymbolBlock` (MXNet's
-    ``import_to_gluon``): inputs are the ONNX graph inputs, parameters loaded on ``ctx``;
-    ``restore_mxnet_ops`` as in :func:`import_model`."""
-    from ..gluon.symbol_block import SymbolBlock
-
-    g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
-    net = SymbolBlock(g.sym, [var(n) for n in g.input_names])
-    values = {**g.arg_params, **g.aux_params}
-    net.collect_params().load_dict({k: NDArray(v) for k, v in values.items()}, ctx,
-                                   allow_missing=False, ignore_extra=True, cast_dtype=True,
-                                   dtype_source="saved")
-    return net
 
 
 def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = False,
