@@ -1,29 +1,13 @@
-"""Imports every op family module once, which registers their operators."""
+"""Imports every op file once, which registers their operators.
 
-from . import (  # noqa: F401
-    contrib,
-    conv,
-    custom,
-    detection,
-    elemwise,
-    image,
-    indexing,
-    init,
-    linalg,
-    multibox,
-    nn,
-    norm,
-    optimizer,
-    optimizer_multi,
-    output,
-    pool,
-    random,
-    reduce,
-    resize,
-    rnn,
-    roi,
-    sequence,
-    shape,
-    sort,
-    unary,
-)
+The order of these imports is the registration order (the order of ``registry.all_ops()``,
+which the ``nd``/``sym`` namespaces are generated in); keep it when moving a file.
+"""
+
+# isort: off
+from . import contrib, conv, custom, detection, elemwise  # noqa: F401
+from .vision import image  # noqa: F401
+from . import indexing, init, linalg, multibox, nn, norm, optimizer, optimizer_multi  # noqa: F401
+from . import output, pool, random, reduce, resize, rnn, roi, sequence, shape, sort  # noqa: F401
+from . import unary  # noqa: F401
+# isort: on

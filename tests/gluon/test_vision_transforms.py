@@ -34,7 +34,7 @@ from gluonport.errors import (
 )
 from gluonport.gluon import nn
 from gluonport.gluon.data.vision import transforms
-from gluonport.ops import image as ops
+from gluonport.ops.vision import image as ops
 from tests._ported import load_ported
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "image")

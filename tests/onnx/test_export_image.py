@@ -1,4 +1,4 @@
-"""ONNX export of the deterministic image ops (gluonport/ops/_image_onnx.py) against MXNet
+"""ONNX export of the deterministic image ops (gluonport/ops/vision/image.py) against MXNet
 1.9.1's goldens (tests/golden/ops/image.npz), at opset 13 and the newest supported opset.
 
 Tolerances are the cases' own (tests/ops/cases_image.py): integer results (uint8 lighting,

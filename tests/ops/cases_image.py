@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/image.py, MXNet 1.9.1's ``_image_*`` operators (plain data;
+"""Case table for gluonport/ops/vision/image.py, MXNet 1.9.1's ``_image_*`` operators (plain data;
 see tests/ops/_check.py).
 
 uint8 results are compared exactly (a difference of 1 exceeds the default tolerance). Flips use

@@ -8,7 +8,7 @@ Writes into tests/golden/image/:
   script.json   everything else it returned, and for arrays over 20 kB a digest: shape,
                 dtype, sha256 of the bytes and every 1009th value
   ops.npz       MXNet's ``nd.image`` operators with a fixed factor (random_*(x, a, a),
-                adjust_lighting, flips) on fixed images, for gluonport.ops.image's kernels
+                adjust_lighting, flips) on fixed images, for gluonport.ops.vision.image's kernels
 """
 import hashlib
 import json

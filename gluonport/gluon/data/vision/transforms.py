@@ -10,9 +10,9 @@ gives MXNet's tensor for the same HWC uint8 image (resizing is bit-exact, see
 ``gluonport/_cv_resize.py``; the float steps repeat MXNet's float32 arithmetic).
 
 As in MXNet, the operator-backed transforms are HybridBlocks calling ``F.image.*`` (the
-``_image_*`` operators of :mod:`gluonport.ops.image`): they hybridize, and a network that starts
-with ``ToTensor`` and ``Normalize`` exports them into its symbol file (MXNet 1.9.1 loads it) and
-into ONNX. ``Compose`` groups consecutive HybridBlocks into a hybridized ``HybridSequential``,
+``_image_*`` operators of :mod:`gluonport.ops.vision.image`): they hybridize, and a network
+that starts with ``ToTensor`` and ``Normalize`` exports them into its symbol file (MXNet 1.9.1
+loads it) and into ONNX. ``Compose`` groups consecutive HybridBlocks into a hybridized ``HybridSequential``,
 as MXNet does; a group whose ops all have an ONNX export (``ToTensor``, ``Normalize``, ``Cast``)
 runs on onnxruntime, others on the numpy executor.
 
@@ -328,7 +328,7 @@ class RandomContrast(_RandomFactor):
 class RandomSaturation(_RandomFactor):
     """Blend an HWC image with its gray level by a factor from
     ``[max(0, 1 - saturation), 1 + saturation]`` (MXNet 1.9.1's blend, see
-    ``gluonport.ops.image.adjust_saturation``)."""
+    ``gluonport.ops.vision.image.adjust_saturation``)."""
 
     _op = "random_saturation"
 
