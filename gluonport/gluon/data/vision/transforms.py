@@ -12,9 +12,9 @@ gives MXNet's tensor for the same HWC uint8 image (resizing is bit-exact, see
 As in MXNet, the operator-backed transforms are HybridBlocks calling ``F.image.*`` (the
 ``_image_*`` operators of :mod:`gluonport.ops.vision.image`): they hybridize, and a network
 that starts with ``ToTensor`` and ``Normalize`` exports them into its symbol file (MXNet 1.9.1
-loads it) and into ONNX. ``Compose`` groups consecutive HybridBlocks into a hybridized ``HybridSequential``,
-as MXNet does; a group whose ops all have an ONNX export (``ToTensor``, ``Normalize``, ``Cast``)
-runs on onnxruntime, others on the numpy executor.
+loads it) and into ONNX. ``Compose`` groups consecutive HybridBlocks into a hybridized
+``HybridSequential``, as MXNet does; a group whose ops all have an ONNX export (``ToTensor``,
+``Normalize``, ``Cast``) runs on onnxruntime, others on the numpy executor.
 
 Differences from MXNet, all in how things run rather than in the numbers:
 
