@@ -1,6 +1,6 @@
 """``mx.image`` augmenters (``Augmenter``, ``CreateAugmenter`` ...) of MXNet 1.9.1.
 
-Callables over ``(height, width, channels)`` NDArrays, re-exported by :mod:`gluonport.image`.
+Callables over ``(height, width, channels)`` NDArrays, exported by :mod:`gluonport.image`.
 They draw from Python's ``random`` and ``numpy.random`` in the same calls as MXNet 1.9.1, so a
 seeded run gives MXNet's crops, flips and jitter factors. Like MXNet's, the colour augmenters
 update float images in place (``src *= alpha``): put ``CastAug`` first, as ``CreateAugmenter``
@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from . import ndarray as nd
-from .errors import ArgumentError
+from .. import ndarray as nd
+from ..errors import ArgumentError
+from ..ndarray import NDArray
 from .image import (
     _get_interp_method,
     center_crop,
@@ -27,7 +28,6 @@ from .image import (
     random_size_crop,
     resize_short,
 )
-from .ndarray import NDArray
 
 __all__ = ["Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",

@@ -1,23 +1,7 @@
-"""``mx.image``: MXNet 1.9.1's image helpers for pre-processing, on numpy.
+"""The functions of ``mx.image`` (``imresize``, ``resize_short``, ``center_crop``...).
 
-Images are ``(height, width, channels)`` NDArrays, as in MXNet. Resizing reproduces the OpenCV
-3.4.2 ``cv::resize`` that MXNet 1.9.1 calls (see ``gluonport/_cv_resize.py``): ``uint8`` images
-come out bit for bit as MXNet's for every ``interp`` code 0-4, float images within float
-rounding.
-
-Decoding (``imdecode``, ``imread``) needs an image codec, which gluonport does not ship: decode
-with Pillow or OpenCV and wrap the ``uint8`` array with ``mx.nd.array(img, dtype='uint8')``.
-
-Randomness: ``random_crop``, ``random_size_crop`` and ``_get_interp_method(10)`` draw from
-Python's ``random`` module and ``random_rotate`` from ``numpy.random``, in the same calls as
-MXNet 1.9.1, so seeding those modules gives MXNet's crops and angles.
-
->>> import numpy as np, gluonport as mx
->>> img = mx.nd.array(np.zeros((480, 640, 3)), dtype='uint8')
->>> mx.image.resize_short(img, 256).shape
-(256, 341, 3)
->>> mx.image.center_crop(img, (224, 224))[1]
-(208, 128, 224, 224)
+:mod:`gluonport.image` (this package's ``__init__``) describes resizing, decoding and
+randomness.
 """
 
 from __future__ import annotations
@@ -29,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _cv_resize
-from . import ndarray as nd
-from .errors import DTypeError, GluonportError, ShapeError, UnsupportedOpError
-from .ndarray import NDArray
+from .. import _cv_resize
+from .. import ndarray as nd
+from ..errors import DTypeError, GluonportError, ShapeError, UnsupportedOpError
+from ..ndarray import NDArray
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -386,33 +370,3 @@ def random_rotate(src: NDArray, angle_limits: tuple, zoom_in: bool = False,
     else:
         rotation_degrees = nd.array(np.random.uniform(*angle_limits, size=src.shape[0]))
     return imrotate(src, rotation_degrees, zoom_in=zoom_in, zoom_out=zoom_out)
-
-
-# The augmenters call the functions above, so they are imported last.
-from ._image_aug import (  # noqa: E402
-    Augmenter,
-    BrightnessJitterAug,
-    CastAug,
-    CenterCropAug,
-    ColorJitterAug,
-    ColorNormalizeAug,
-    ContrastJitterAug,
-    CreateAugmenter,
-    ForceResizeAug,
-    HorizontalFlipAug,
-    HueJitterAug,
-    LightingAug,
-    RandomCropAug,
-    RandomGrayAug,
-    RandomOrderAug,
-    RandomSizedCropAug,
-    ResizeAug,
-    SaturationJitterAug,
-    SequentialAug,
-)
-
-__all__ += ["Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomCropAug",
-            "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug", "BrightnessJitterAug",
-            "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
-            "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug", "CastAug",
-            "CreateAugmenter"]

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as _np
 
-from .errors import GluonportError, ShapeError
-from .ndarray import NDArray
+from ..errors import GluonportError, ShapeError
+from ..ndarray import NDArray
 
 __all__ = ["MetricError", "EvalMetric", "CompositeEvalMetric", "CustomMetric", "np", "create",
            "register", "alias", "check_label_shapes"]
