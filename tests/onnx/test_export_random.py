@@ -3,7 +3,7 @@ every case of tests/ops/cases_random.py is checked for the shapes and dtypes of 
 outputs, and the distributions statistically, at opset 13 and the newest.
 
 onnxruntime has kernels for ONNX's random operators only up to opset 21 (see
-gluonport/ops/_random_onnx.py): models of a newer opset run here in onnx's reference evaluator.
+gluonport/ops/random.py): models of a newer opset run here in onnx's reference evaluator.
 """
 
 import numpy as np
