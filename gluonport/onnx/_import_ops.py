@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     _import_ops_extra,
     _import_ops_image,
     _import_ops_math,
+    _import_ops_more,
     _import_ops_nn,
     _import_ops_reduce,
     _import_ops_rnn,
