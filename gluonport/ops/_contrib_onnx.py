@@ -26,7 +26,7 @@ import numpy as np
 
 from .lowering import LoweringContext, deliver, lowering, simple
 from .lowering.dims import Dims
-from .reduce import onnx_reduce
+from .math.reduce import onnx_reduce
 
 __all__: list[str] = []
 
@@ -330,7 +330,7 @@ lowering("Correlation")(_correlation_onnx)
 def _khatri_rao_onnx(ctx: LoweringContext) -> None:
     """Outer products of matching rows by broadcasting ``(r, 1, k) * (1, s, k)``, flattened
     to ``(r * s, k)`` one input at a time."""
-    from .reduce import onnx_dims, onnx_shape
+    from .math.reduce import onnx_dims, onnx_shape
 
     y = ctx.inputs[0]
     shape = onnx_shape(ctx, [[-1], onnx_dims(ctx, 0, 1, 2)])

@@ -25,7 +25,7 @@ from .. import dtypes
 from ._detection_onnx import gather_rows, selected_mask, unsqueeze
 from .lowering import LoweringContext, deliver, lowering
 from .lowering.dims import Dims
-from .reduce import onnx_reduce
+from .math.reduce import onnx_reduce
 from .roi import _base_anchors, _pooled, _psroi_group
 
 __all__: list[str] = []

@@ -22,7 +22,7 @@ from ._shape import fmt, merge
 from .detection import as_f32, float32_only, greedy_nms, last_dim, op_def, require_float32
 from .lowering import LoweringContext, deliver, lowering
 from .lowering.dims import Dims
-from .reduce import onnx_reduce
+from .math.reduce import onnx_reduce
 
 __all__: list[str] = []
 

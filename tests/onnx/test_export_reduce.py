@@ -1,4 +1,4 @@
-"""ONNX export of the reductions (gluonport/ops/reduce.py) against MXNet 1.9.1's goldens."""
+"""ONNX export of the reductions (gluonport/ops/math/{reduce,stats}.py) against MXNet 1.9.1."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/reduce.py (plain data; see tests/ops/_check.py)."""
+"""Case table for gluonport/ops/math/{reduce,stats}.py (plain data; see tests/ops/_check.py)."""
 
 NAN = float("nan")
 F = {"shape": (2, 3, 4)}

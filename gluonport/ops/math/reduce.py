@@ -1,6 +1,5 @@
 """Reductions: ``sum``, ``mean``, ``prod``, ``nansum``, ``nanprod``, ``max``, ``min``, ``norm``,
-``argmax``, ``argmin``, ``argmax_channel``; statistics: ``moments``, ``_np_cumsum`` (alias
-``cumsum``), ``_histogram`` (alias ``_npi_histogram``), ``all_finite``, ``multi_all_finite``.
+``argmax``, ``argmin``, ``argmax_channel``, with their ONNX lowerings.
 
 MXNet 1.9.1 (legacy, non-numpy mode) semantics kept here:
 
@@ -14,22 +13,9 @@ MXNet 1.9.1 (legacy, non-numpy mode) semantics kept here:
   indices for float32 data).
 * ``norm`` with ``ord=2`` on integer data follows MXNet's scaled reduction carried out in integer
   arithmetic: the result is ``trunc(max|x| * sqrt(count of elements equal to max|x|))``.
-* ``moments`` needs explicit ``axes`` (MXNet refuses none); it sums in MXNet's accumulation
-  type (float32 in float64, float16 in float32, integers in int64), casts the sum to the data's
-  dtype and divides there (integers truncate); the variance is the mean of ``(x - mean)**2``
-  computed in the data's dtype.
-* ``cumsum`` casts each element to the output dtype (``dtype``, else the input's; bool gives
-  int64) and sums in it step by step (integers wrap, float16 rounds every step). MXNet 1.9.1
-  fails at run time on a negative ``axis``; here it counts from the end as numpy does.
-* ``_histogram`` counts (int64) the flattened data in ``bin_cnt`` bins over ``range`` (an empty
-  range widened by 0.5 each side) with MXNet's index-then-correct-against-the-edges rule, or
-  between the ``bins`` input's edges (walked until the first edge above the value, so unsorted
-  edges behave as in MXNet); values outside (and NaN) are not counted.
-* ``all_finite``/``multi_all_finite`` give float32 ``[1.]`` or ``[0.]`` for float data (integer
-  data is refused, as MXNet does). With ``init_output=False`` MXNet leaves an all-finite
-  output untouched (it accumulates into ``out=``); here that output is ``[1.]``.
 
-ONNX export of the statistics ops is in ``_stats_onnx.py``.
+The statistics ops (``moments``, ``cumsum``, ``_histogram``, ``all_finite``) are in
+:mod:`.stats`; ONNX lowerings of the reductions are at the end of this file.
 """
 
 from __future__ import annotations
@@ -38,14 +24,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import Bool, Enum, FloatTuple, Int, Optional, Shape
-from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._shape import fmt, known, norm_axis
-from .lowering import LoweringContext, deliver, lowering
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Int, Optional, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, known, norm_axis
+from ..lowering import LoweringContext, deliver, lowering
+from ..registry import OpDef, register
 
 __all__ = ["reduce_axes", "reduced_shape", "onnx_reduce", "onnx_dims", "onnx_shape",
-           "uniform_range"]
+           "count_slices", "keep_or_drop"]
 
 _AXES_PARAMS = {"axis": Optional(Shape()), "keepdims": Bool(False), "exclude": Bool(False)}
 _AXIS_PARAMS = {"axis": Optional(Int()), "keepdims": Bool(False)}
@@ -235,230 +221,6 @@ register(OpDef(
     doc="Legacy ``argmax(data, axis=1)``: the index of the largest channel of each row."))
 
 
-# --- moments ---------------------------------------------------------------------------------
-# MXNet's safe accumulation types (MXNET_ACC_TYPE_SWITCH), which moments always uses
-_SAFE_ACC = {"float16": np.float32, "float32": np.float64, "float64": np.float64,
-             "uint8": np.uint32, "int8": np.int32, "int32": np.int64, "int64": np.int64,
-             "bool": np.int64}
-
-
-def _moments_axes(p, ndim: int) -> tuple[int, ...]:
-    if not p.axes:
-        raise OpAttributeError("moments: empty axes are not supported (MXNet refuses them); "
-                               "for global moments pass every axis, e.g. axes=(0, 1, 2)")
-    return reduce_axes(p.axes, ndim)
-
-
-def _moments_rule(p, in_shapes):
-    shape = in_shapes[0]
-    if shape is None:
-        if not p.axes:
-            _moments_axes(p, 0)  # refuses empty axes before any shape is known
-        return in_shapes, [None, None]
-    out = reduced_shape(tuple(shape), _moments_axes(p, len(shape)), p.keepdims)
-    return in_shapes, [out, out]
-
-
-def _normalized(total: np.ndarray, dtype: np.dtype, count: int) -> np.ndarray:
-    """MXNet's ``normalize`` step: the sum cast to the data's dtype, divided in that dtype
-    (integers truncate toward zero; the count itself is cast to the dtype, as MXNet does)."""
-    total = total.astype(dtype)
-    div = np.asarray(count).astype(dtype)
-    if dtype.kind not in "iub":
-        return total / div
-    if div == 0:
-        raise ShapeError(f"moments: {count} elements per moment is 0 as {dtype.name}; MXNet "
-                         "divides by zero there. Reduce fewer elements or cast the data")
-    t, d = total.astype(np.int64), np.int64(div)
-    q = np.abs(t) // abs(d)
-    return np.where((t < 0) != (d < 0), -q, q).astype(dtype)
-
-
-def _moments(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean, then the mean of ``(x - mean)**2`` computed in the data's dtype; both sums in
-    MXNet's accumulation type (float32 sums in float64)."""
-    axes = _moments_axes(p, x.ndim)
-    acc = _SAFE_ACC.get(x.dtype.name, x.dtype)
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    mean = _normalized(np.sum(x, axis=axes, dtype=acc, keepdims=True), x.dtype, count)
-    with np.errstate(over="ignore"):
-        diff = (x - mean).astype(x.dtype, copy=False)
-        var = _normalized(np.sum(diff * diff, axis=axes, dtype=acc, keepdims=True), x.dtype,
-                          count)
-    shape = reduced_shape(x.shape, axes, p.keepdims)
-    return mean.reshape(shape), var.reshape(shape)
-
-
-register(OpDef(
-    "moments", params={"axes": Optional(Shape()), "keepdims": Bool(False)}, compute=_moments,
-    num_outputs=2, infer_shape=_moments_rule,
-    doc="Mean and (biased) variance over ``axes``; two outputs."))
-
-
-# --- cumsum ---------------------------------------------------------------------------------
-_CUMSUM_DTYPES = ("float16", "float32", "float64", "int8", "int32", "int64")
-
-
-def _cumsum_dtype(p, dtype: np.dtype) -> np.dtype:
-    if p.dtype is not None:
-        return np.dtype(p.dtype)
-    return np.dtype(np.int64) if dtype == np.bool_ else np.dtype(dtype)
-
-
-def _cumsum(p, a: np.ndarray) -> np.ndarray:
-    """Each element cast to the output dtype, then summed in it step by step (integers wrap,
-    float16 rounds at every step)."""
-    dtype = _cumsum_dtype(p, a.dtype)
-    x = a.astype(dtype, copy=False)
-    if p.axis is None:
-        return np.cumsum(x.reshape(-1), dtype=dtype)
-    return np.cumsum(x, axis=norm_axis(p.axis, a.ndim), dtype=dtype)
-
-
-def _cumsum_rule(p, in_shapes):
-    shape = in_shapes[0]
-    if shape is None:
-        return in_shapes, [None]
-    if p.axis is not None:
-        norm_axis(p.axis, len(shape))
-        return in_shapes, [tuple(shape)]
-    return in_shapes, [(int(np.prod(shape, dtype=np.int64)),) if known(shape) else None]
-
-
-def _cumsum_type(p, in_types):
-    dt = in_types[0]
-    if p.dtype is not None:
-        return in_types, [np.dtype(p.dtype)]
-    return in_types, [None if dt is None else _cumsum_dtype(p, np.dtype(dt))]
-
-
-register(OpDef(
-    "_np_cumsum", params={"axis": Optional(Int()), "dtype": Optional(Enum(_CUMSUM_DTYPES))},
-    inputs=("a",), compute=_cumsum, infer_shape=_cumsum_rule, infer_type=_cumsum_type,
-    aliases=("cumsum",),
-    doc="Cumulative sum along ``axis`` (of the flattened array when None), in ``dtype``."))
-
-
-# --- histogram ------------------------------------------------------------------------------
-def uniform_range(p) -> tuple[float, float, int]:
-    """``(low, high, bin_cnt)`` of a uniform histogram (an empty range widened by 0.5 each
-    side, as MXNet does)."""
-    if len(p.range) != 2 or p.range[0] > p.range[1]:
-        raise OpAttributeError(f"_histogram: range={p.range} must be (low, high) with low <= "
-                               "high")
-    lo, hi = float(p.range[0]), float(p.range[1])
-    return (lo - 0.5, hi + 0.5, int(p.bin_cnt)) if lo == hi else (lo, hi, int(p.bin_cnt))
-
-
-def _uniform_bins(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bin index of each element (-1: outside) and the edges, as MXNet's uniform kernel: an
-    index from the position in the range, corrected against the edges in the data's dtype."""
-    lo, hi, cnt = uniform_range(p)
-    i = np.arange(cnt + 1, dtype=np.float64)
-    edges = ((hi * i + (cnt - i) * lo) / cnt).astype(x.dtype)
-    v = x.reshape(-1)
-    wide = v.astype(np.float64)
-    inside = (wide >= lo) & (wide <= hi)
-    with np.errstate(invalid="ignore"):
-        t = np.where(inside, (wide - lo) * cnt / (hi - lo), 0).astype(np.int64)
-    t = np.minimum(t, cnt - 1)
-    t -= v < edges[t]
-    t += (v >= edges[t + 1]) & (t != cnt - 1)
-    return np.where(inside, t, -1), edges
-
-
-def _edge_bins(x: np.ndarray, bins: np.ndarray) -> np.ndarray:
-    """Bin index of each element against explicit edges: MXNet walks the edges until the
-    first one above the element (edges need not be sorted)."""
-    if bins.dtype != x.dtype or bins.ndim != 1 or bins.size < 2:
-        raise ShapeError(f"_histogram: bins must be a 1-d array of >= 2 edges in the data's "
-                         f"dtype {x.dtype}, got shape {bins.shape} {bins.dtype}")
-    v, nb = x.reshape(-1), bins.size - 1
-    inside = (v >= bins[0]) & (v <= bins[nb])
-    if np.all(bins[1:] >= bins[:-1]):
-        first = np.searchsorted(bins, v, side="right")
-    else:
-        below = (v[:, None] - bins[None, :]) < 0
-        first = np.where(below.any(axis=1), below.argmax(axis=1), nb + 1)
-    return np.where(inside, np.minimum(first - 1, nb - 1), -1)
-
-
-def _hist_check(p) -> None:
-    if (p.bin_cnt is None) != (p.range is None):
-        raise OpAttributeError("_histogram: give bin_cnt and range together, or neither (then "
-                               "the bin edges are the 'bins' input)")
-
-
-def _histogram(p, x: np.ndarray, bins: np.ndarray | None = None) -> tuple:
-    _hist_check(p)
-    if p.bin_cnt is not None:
-        target, edges = _uniform_bins(p, x)
-    else:
-        target, edges = _edge_bins(x, bins), bins.copy()
-    counts = np.bincount(target[target >= 0], minlength=edges.size - 1)
-    return counts.astype(np.int64), edges
-
-
-def _hist_inputs(p) -> tuple[str, ...]:
-    return ("data",) if p.bin_cnt is not None else ("data", "bins")
-
-
-def _hist_rule(p, in_shapes):
-    _hist_check(p)
-    if p.bin_cnt is not None:
-        return in_shapes, [(p.bin_cnt,), (p.bin_cnt + 1,)]
-    bins = in_shapes[1]
-    if bins is None:
-        return in_shapes, [None, None]
-    if len(bins) != 1 or (bins[0] and bins[0] < 2):
-        raise ShapeError(f"_histogram: bins must be a 1-d vector of >= 2 edges, got {fmt(bins)}")
-    return in_shapes, [(bins[0] - 1 if bins[0] else 0,), tuple(bins)]
-
-
-def _hist_type(p, in_types):
-    return in_types, [np.dtype(np.int64), in_types[0]]
-
-
-register(OpDef(
-    "_histogram",
-    params={"bin_cnt": Optional(Int()), "range": Optional(FloatTuple())}, inputs=_hist_inputs,
-    compute=_histogram, num_outputs=2, infer_shape=_hist_rule, infer_type=_hist_type,
-    aliases=("_npi_histogram",),
-    doc="Counts (int64) of the flattened data in ``bin_cnt`` equal bins over ``range``, or "
-        "between the given ``bins`` edges; second output: the edges."))
-
-
-# --- all_finite / multi_all_finite ----------------------------------------------------------
-def _all_finite(p, *arrays: np.ndarray) -> np.ndarray:
-    """1.0 when every element of every input is finite, else 0.0 (float32, shape (1,))."""
-    for a in arrays:
-        if a.dtype.kind != "f":
-            raise DTypeError(f"all_finite: input dtype {a.dtype} is not supported (MXNet "
-                             "supports floating point types only); cast it, e.g. "
-                             "x.astype('float32')")
-    ok = all(bool(np.isfinite(a).all()) for a in arrays)
-    return np.array([1.0 if ok else 0.0], dtype=np.float32)
-
-
-def _flag_rule(p, in_shapes):
-    return in_shapes, [(1,)]
-
-
-def _flag_type(p, in_types):
-    return in_types, [np.dtype(np.float32)]
-
-
-_FLAG = {"infer_shape": _flag_rule, "infer_type": _flag_type, "compute": _all_finite}
-register(OpDef(
-    "all_finite", params={"init_output": Bool(True)}, **_FLAG,
-    doc="Whether every element is finite: ``[1.0]`` or ``[0.0]`` (float32)."))
-register(OpDef(
-    "multi_all_finite", params={"num_arrays": Int(1), "init_output": Bool(True)},
-    variadic="num_arrays", **_FLAG,
-    doc="Whether every element of all ``num_arrays`` inputs is finite: ``[1.0]`` or "
-        "``[0.0]``."))
-
-
 # --- ONNX export -----------------------------------------------------------------------------
 # ONNX Reduce* take ``axes`` as an attribute until opset 18 (ReduceSum: until 13) and as an input
 # after. onnxruntime has no int8/uint8/int16 reductions and its ReduceMax/ArgMax look past a NaN
@@ -531,7 +293,7 @@ def _nan_poison(ctx: LoweringContext, x: str, y: str, dtype: np.dtype, axes: tup
     return ctx.make("Add", [y, onnx_reduce(ctx, "ReduceSum", poison, axes, keepdims)])
 
 
-def _count(ctx: LoweringContext, axes: tuple, dtype: np.dtype) -> str:
+def count_slices(ctx: LoweringContext, axes: tuple, dtype: np.dtype) -> str:
     """Number of elements per reduced slice, in ``dtype`` (from Shape when dynamic)."""
     shape, dyn = ctx.shape, ctx.in_dynamic[0]
     if not any(dyn[a] for a in axes):
@@ -570,14 +332,14 @@ def _int_mean(ctx: LoweringContext, x: str, dtype: np.dtype, axes: tuple, keepdi
     total = onnx_reduce(ctx, "ReduceSum", xw, axes, keepdims)
     if work != dtype:  # wrap the sum as MXNet's int8 accumulator does
         total = ctx.cast_to(ctx.cast_to(total, dtype), work)
-    y = ctx.make("Div", [total, _count(ctx, axes, work)])  # integer Div truncates
+    y = ctx.make("Div", [total, count_slices(ctx, axes, work)])  # integer Div truncates
     _finish(ctx, y, work, keepdims, len(axes) == len(ctx.shape))
 
 
 
 
 
-def _keep_or_drop(ctx: LoweringContext, y: str, axes: tuple, keepdims: bool) -> str:
+def keep_or_drop(ctx: LoweringContext, y: str, axes: tuple, keepdims: bool) -> str:
     """``y`` reduced with keepdims, reshaped to the requested keepdims form."""
     if keepdims:
         return y
@@ -595,7 +357,7 @@ def _int_l2_onnx(ctx: LoweringContext, axes: tuple, keepdims: bool) -> str:
                            ctx.make("Not", [ctx.make("Equal", [mag, zero])])])
     count = onnx_reduce(ctx, "ReduceSum", ctx.cast_to(hit, np.float64), axes, True)
     y = ctx.make("Mul", [ctx.cast_to(scale, np.float64), ctx.make("Sqrt", [count])])
-    return _keep_or_drop(ctx, ctx.make("Floor", [y]), axes, keepdims)
+    return keep_or_drop(ctx, ctx.make("Floor", [y]), axes, keepdims)
 
 
 def _norm_onnx(ctx: LoweringContext) -> None:
@@ -642,5 +404,3 @@ lowering("norm")(_norm_onnx)
 lowering("argmax")(_to_arg("ArgMax", np.inf))
 lowering("argmin")(_to_arg("ArgMin", -np.inf))
 lowering("argmax_channel")(_to_arg("ArgMax", np.inf))
-
-from . import _stats_onnx  # noqa: E402,F401  (moments/cumsum/histogram/all_finite export)
