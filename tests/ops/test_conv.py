@@ -11,25 +11,13 @@ import gluonport as mx
 from gluonport.errors import DTypeError, GluonportError, OpAttributeError, ShapeError
 from gluonport.ops import registry
 from tests.ops import cases_conv
-from tests.ops._check import GOLDEN_DIR, check_nd, check_sym, load_golden
+from tests.ops._check import GOLDEN_DIR
 
-GOLDEN = load_golden("conv")
-IDS = [c["name"] for c in cases_conv.CASES]
 RNG = np.random.default_rng(7)
 
 
 def _rand(*shape, dtype="float32"):
     return RNG.uniform(-1, 1, size=shape).astype(dtype)
-
-
-@pytest.mark.parametrize("case", cases_conv.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_conv.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 def test_aliases():

@@ -6,21 +6,6 @@ import pytest
 import gluonport as mx
 from gluonport.errors import DTypeError, GluonportError, OpAttributeError, ShapeError
 from gluonport.ndarray import invoke
-from tests.ops import cases_detection
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("detection")
-IDS = [c["name"] for c in cases_detection.CASES]
-
-
-@pytest.mark.parametrize("case", cases_detection.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_detection.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 # --- what the tables cannot express ----------------------------------------------------------

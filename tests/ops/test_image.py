@@ -6,22 +6,6 @@ import pytest
 import gluonport as mx
 from gluonport.errors import GluonportError, OpAttributeError, ShapeError
 from gluonport.ops import registry
-from tests.ops import cases_image
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("image")
-IDS = [c["name"] for c in cases_image.CASES]
-
-
-@pytest.mark.parametrize("case", cases_image.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_image.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
-
 
 NAMES = ["adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize",
          "random_brightness", "random_color_jitter", "random_contrast", "random_flip_left_right",

@@ -6,21 +6,6 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import DTypeError, ShapeError
-from tests.ops import cases_indexing
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("indexing")
-IDS = [c["name"] for c in cases_indexing.CASES]
-
-
-@pytest.mark.parametrize("case", cases_indexing.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_indexing.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 def test_embedding_completes_weight_shape_and_type():

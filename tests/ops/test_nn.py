@@ -11,21 +11,6 @@ import gluonport as mx
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError
 from gluonport.ops import registry
 from gluonport.ops.nn import erfc
-from tests.ops import cases_nn
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("nn")
-IDS = [c["name"] for c in cases_nn.CASES]
-
-
-@pytest.mark.parametrize("case", cases_nn.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_nn.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 def _x():

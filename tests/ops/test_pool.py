@@ -9,21 +9,6 @@ import pytest
 import gluonport as mx
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError
 from gluonport.ops import registry
-from tests.ops import cases_pool
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("pool")
-IDS = [c["name"] for c in cases_pool.CASES]
-
-
-@pytest.mark.parametrize("case", cases_pool.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_pool.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 def test_aliases():

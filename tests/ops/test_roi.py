@@ -6,21 +6,6 @@ import pytest
 import gluonport as mx
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError
 from gluonport.ndarray import invoke
-from tests.ops import cases_roi
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("roi")
-IDS = [c["name"] for c in cases_roi.CASES]
-
-
-@pytest.mark.parametrize("case", cases_roi.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_roi.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 # --- what the tables cannot express ----------------------------------------------------------

@@ -5,21 +5,6 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import OpAttributeError, ShapeError
-from tests.ops import cases_sequence
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("sequence")
-IDS = [c["name"] for c in cases_sequence.CASES]
-
-
-@pytest.mark.parametrize("case", cases_sequence.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_sequence.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
 
 
 # --- targeted checks the table cannot express ---------------------------------------------

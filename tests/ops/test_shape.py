@@ -7,22 +7,6 @@ import pytest
 import gluonport as mx
 from gluonport.errors import ShapeError
 from gluonport.ops.shape import infer_reshape
-from tests.ops import cases_shape
-from tests.ops._check import check_nd, check_sym, load_golden
-
-GOLDEN = load_golden("shape")
-IDS = [c["name"] for c in cases_shape.CASES]
-
-
-@pytest.mark.parametrize("case", cases_shape.CASES, ids=IDS)
-def test_nd(case):
-    check_nd(case, GOLDEN[case["name"]])
-
-
-@pytest.mark.parametrize("case", cases_shape.CASES, ids=IDS)
-def test_sym(case):
-    check_sym(case, GOLDEN[case["name"]])
-
 
 # (input shape with 0 = unknown, spec, reverse, MXNet 1.9.1's infer_shape_partial output)
 PARTIAL = [
