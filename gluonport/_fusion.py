@@ -26,71 +26,17 @@ steps only for inference without a monitor, where intermediate outputs are never
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .ops.norm import bn_infer
-
 __all__ = ["fuse_steps"]
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# Ops whose outputs are always new arrays, safe to overwrite once nothing else reads them.
-_FRESH = frozenset({"Convolution", "FullyConnected", "BatchNorm", "Activation", "elemwise_add",
-                    "clip"})
-
-
-# --- in-place kernels: (params, args, donated input index) -> outputs, or None to fall back ----
-def _relu(p: Any, args: list, i: int) -> list | None:
-    """``Activation(act_type='relu')``: ``np.maximum(x, 0)`` (the op's kernel) into ``x``."""
-    x = args[0]
-    if p.act_type != "relu" or x.dtype not in _FLOATS:
-        return None
-    np.maximum(x, 0, out=x)
-    return [x]
-
-
-def _clip(p: Any, args: list, i: int) -> list | None:
-    """``np.clip`` gives MXNet's ``x > hi ? hi : (x < lo ? lo : x)`` bit for bit (NaN and -0.0
-    kept) when ``lo <= hi``; reversed bounds fall back to the op."""
-    x = args[0]
-    if x.dtype not in _FLOATS:
-        return None
-    lo = np.asarray(p.a_min, np.float64).astype(x.dtype)
-    hi = np.asarray(p.a_max, np.float64).astype(x.dtype)
-    if not lo <= hi:
-        return None
-    np.clip(x, lo, hi, out=x)
-    return [x]
-
-
-def _add(p: Any, args: list, i: int) -> list | None:
-    """``elemwise_add`` of same-shape, same-dtype float operands into operand ``i``."""
-    a, b = args[i], args[1 - i]
-    if a.shape != b.shape or a.dtype != b.dtype or a.dtype not in _FLOATS:
-        return None
-    with np.errstate(all="ignore"):  # as the op: inf from overflow, no warning
-        np.add(a, b, out=a)
-    return [a]
-
-
-def _batch_norm(p: Any, args: list, i: int) -> list | None:
-    """Inference BatchNorm with data and statistics of one float dtype, into the data."""
-    x = args[0]
-    if x.dtype not in _FLOATS or any(a.dtype != x.dtype for a in args[1:]):
-        return None
-    return list(bn_infer("BatchNorm", p.axis, p, *args, out=x))
-
-
-_INPLACE: dict[str, tuple[Callable[[Any, list, int], list | None], tuple[int, ...],
-                          Callable[[Any], bool]]] = {
-    # op name -> (kernel, input positions that may be overwritten, params it applies to)
-    "Activation": (_relu, (0,), lambda p: p.act_type == "relu"),
-    "clip": (_clip, (0,), lambda p: p.a_min <= p.a_max),
-    "elemwise_add": (_add, (0, 1), lambda p: True),
-    "BatchNorm": (_batch_norm, (0,), lambda p: True),
-}
+# Which ops qualify, and their in-place kernels, are facts of each op's definition:
+# ``OpDef.fresh_outputs`` (its outputs are always new arrays, safe to overwrite once nothing else
+# reads them) and ``OpDef.inplace`` (an :class:`~gluonport.ops.registry.InPlace`: the kernel,
+# the input positions it may overwrite, the params it serves).
 
 
 class _InPlaceOp:
@@ -99,7 +45,7 @@ class _InPlaceOp:
 
     def __init__(self, op: Any, donor: int):
         self.op, self.donor, self.name = op, donor, op.name
-        self.kernel = _INPLACE[op.name][0]
+        self.kernel, self.fresh_outputs = op.inplace.kernel, op.fresh_outputs
 
     def run(self, p: Any, args: list, is_train: bool = False) -> list:
         x = args[self.donor]
@@ -123,6 +69,11 @@ class _Rewritten:
         self.op = op
 
 
+def _fresh(op: Any) -> bool:
+    """Whether ``op`` always makes new arrays (``OpDef.fresh_outputs``)."""
+    return bool(getattr(op, "fresh_outputs", False))
+
+
 def _readers(steps: Sequence[Any]) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {}
     for k, step in enumerate(steps):
@@ -135,15 +86,15 @@ def _donor(steps: Sequence[Any], k: int, readers: dict[int, list[int]], fresh: s
            keep: set[int]) -> int | None:
     """The input position step ``k`` may overwrite, or None (see the module docstring)."""
     step = steps[k]
-    spec = _INPLACE.get(step.op.name)
-    if spec is None or not spec[2](step.params):
+    spec = getattr(step.op, "inplace", None)
+    if spec is None or not spec.applies(step.params):
         return None
-    for i in spec[1]:
+    for i in spec.donors:
         if i >= len(step.in_slots):
             continue
         s = step.in_slots[i]
         if (s in fresh and s not in keep and s in step.free and step.in_slots.count(s) == 1
-                and all(steps[r].op.name in _FRESH for r in readers[s] if r != k)):
+                and all(_fresh(steps[r].op) for r in readers[s] if r != k)):
             return i
     return None
 
@@ -162,7 +113,7 @@ def fuse_steps(steps: Sequence[Any], keep: set[int]) -> list[Any]:
         donor = _donor(steps, k, readers, fresh, keep)
         if donor is not None:
             step = _Rewritten(step, _InPlaceOp(step.op, donor))
-        if step.op.name in _FRESH:
+        if _fresh(step.op):
             fresh.add(step.out_base)
         out.append(step)
     return out

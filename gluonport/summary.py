@@ -58,11 +58,6 @@ def _mxnet_summary(files: ModelFiles) -> dict[str, Any]:
     }
 
 
-# Ops that keep their data input's shape, through which the walk below looks for the layer that
-# fixes an input's layout (input normalisation, casts, activations before the first layer).
-_SHAPE_KEEPING = frozenset({"BatchNorm", "LeakyReLU", "Dropout", "InstanceNorm", "LayerNorm"})
-
-
 def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, str]:
     """What the first layer reading each data input implies about its shape, for inputs whose
     shape the graph does not record (Gluon's ``export`` records none).
@@ -70,8 +65,11 @@ def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, 
     MXNet's shape inference never runs backwards from a weight to the data, so a graph alone
     cannot say ``data`` is ``(N, 3, 224, 224)``; but a Convolution's weight fixes the channel
     count and the spatial rank, a FullyConnected's weight the feature count and an Embedding
-    the integer ids. Returns e.g. ``{"data": "N,1,H,W (conv0 is a 2-D Convolution over 1
-    channel)"}``; inputs with a recorded shape or no recognisable first layer are left out.
+    the integer ids (each op's ``OpDef.input_hint``). The walk looks through ops that keep
+    their data's shape (``OpDef.keeps_shape``, or no shape rule: input normalisation, casts,
+    activations before the first layer). Returns e.g. ``{"data": "N,1,H,W (conv0 is a 2-D
+    Convolution over 1 channel)"}``; inputs with a recorded shape or no recognisable first
+    layer are left out.
     """
     from .symbol._graph import topo_order
     from .symbol._infer import var_shape_attr
@@ -98,8 +96,7 @@ def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, 
                 hint = _layer_hint(reader, pos, param_shapes)
                 if hint:
                     hints.setdefault(var.name, hint)
-                elif pos == 0 and (reader.op.infer_shape is None
-                                   or reader.op.name in _SHAPE_KEEPING):
+                elif pos == 0 and (reader.op.infer_shape is None or reader.op.keeps_shape):
                     frontier.append(reader)
             if var.name in hints:
                 break
@@ -107,30 +104,14 @@ def input_shape_hints(sym: Any, param_shapes: Mapping[str, tuple]) -> dict[str, 
 
 
 def _layer_hint(node: Any, pos: int, param_shapes: Mapping[str, tuple]) -> str | None:
-    if pos != 0 or len(node.inputs) < 2:
+    """What ``node``'s weight says about its data input (``OpDef.input_hint``), or None."""
+    hint = getattr(node.op, "input_hint", None)
+    if hint is None or pos != 0 or len(node.inputs) < 2:
         return None
     weight = param_shapes.get(node.inputs[1][0].name)
     if not weight:
         return None
-    op, p = node.op.name, node.params
-    if op in ("Convolution", "Deconvolution"):
-        rank = len(p.kernel)
-        spatial = ("W", "H,W", "D,H,W")[rank - 1] if 1 <= rank <= 3 else "..."
-        last = (p.layout or "").endswith("C")  # NHWC weights are (O, kh, kw, C/g)
-        channels = (weight[-1 if last else 1] * p.num_group if op == "Convolution"
-                    else weight[0])
-        shape = f"N,{spatial},{channels}" if last else f"N,{channels},{spatial}"
-        word = "channel" if channels == 1 else "channels"
-        return f"{shape} ({node.name} is a {rank}-D {op} over {channels} {word})"
-    if op == "FullyConnected":
-        features = weight[1]
-        if p.flatten:
-            return (f"N,{features} ({node.name} is a FullyConnected over {features} features; "
-                    f"any N,... whose dims after N multiply to {features} also works)")
-        return f"...,{features} ({node.name} is a FullyConnected over {features} features)"
-    if op == "Embedding":
-        return f"N,... of integer ids below {weight[0]} ({node.name} is an Embedding)"
-    return None
+    return hint(node.params, tuple(weight), node.name)
 
 
 def _ops_without_onnx(sym: Any) -> list[str]:

@@ -465,9 +465,26 @@ def _conv_inputs(p):
     return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
 
 
+def _data_hint(op: str):
+    """What a (de)convolution's weight says about its data's shape (``gluonport inspect``)."""
+
+    def hint(p, weight: tuple, node: str) -> str:
+        rank = len(p.kernel)
+        spatial = ("W", "H,W", "D,H,W")[rank - 1] if 1 <= rank <= 3 else "..."
+        last = (p.layout or "").endswith("C")  # NHWC weights are (O, kh, kw, C/g)
+        channels = (weight[-1 if last else 1] * p.num_group if op == "Convolution"
+                    else weight[0])
+        shape = f"N,{spatial},{channels}" if last else f"N,{channels},{spatial}"
+        word = "channel" if channels == 1 else "channels"
+        return f"{shape} ({node} is a {rank}-D {op} over {channels} {word})"
+
+    return hint
+
+
 register(OpDef(
     "Convolution", params=_conv_params(_CONV_LAYOUTS), inputs=_conv_inputs,
     infer_shape=_conv_shape, compute=_conv, aliases=("_npx_convolution",),
+    fresh_outputs=True, input_hint=_data_hint("Convolution"),
     doc="N-D convolution (cross-correlation) over (N+2)-D data, with groups and dilation."))
 
 def _v1_check(p) -> None:
@@ -494,6 +511,7 @@ register(OpDef(
 register(OpDef(
     "Deconvolution", params=_conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
     infer_shape=_deconv_shape, compute=_deconv, aliases=("_npx_deconvolution",),
+    input_hint=_data_hint("Deconvolution"),
     doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel)."))
 
 
@@ -576,7 +594,10 @@ register(OpDef(
             "multi_input_mode": Enum(("concat", "sum"), "concat"), "num_args": Int(),
             "workspace": Int(512)},
     inputs=_up_inputs, variadic="num_args", infer_shape=_up_shape, compute=_upsampling,
-    var_attrs={"weight": {"__init__": '["bilinear", {}]'}},
+    # MXNet 1.9.1's FSetInputVarAttrOnCompose sets input 1 whatever the sample_type: the weight
+    # when bilinear, the second image (arg1) when nearest.
+    var_attrs={"weight": {"__init__": '["bilinear", {}]'},
+               "arg1": {"__init__": '["bilinear", {}]'}},
     doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW."))
 
 

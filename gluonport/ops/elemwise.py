@@ -32,7 +32,7 @@ from ..errors import ShapeError
 from ._shape import broadcast_shapes, same_shape
 from .lowering import LoweringContext, lowering
 from .lowering import math as M
-from .registry import OpDef, register
+from .registry import InPlace, OpDef, register
 from .unary import c_cast
 
 __all__ = ["binary", "broadcast", "scalar", "int_div", "mxnet_mod"]
@@ -124,8 +124,10 @@ def binary_onnx(lower: M.Binary) -> Callable:
     return handler
 
 
-def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
-    """A same-shape binary op (``elemwise_add``): inputs ``lhs``, ``rhs``."""
+def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "",
+           **facts: object) -> OpDef:
+    """A same-shape binary op (``elemwise_add``): inputs ``lhs``, ``rhs``; ``facts`` are more
+    :class:`OpDef` fields (``inplace``)."""
 
     def compute(p, a, b):
         if a.shape != b.shape:  # numpy would broadcast; MXNet's elemwise ops refuse
@@ -135,7 +137,7 @@ def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") 
 
     return register(OpDef(
         name, compute=compute, inputs=("lhs", "rhs"),
-        infer_shape=lambda p, s: same_shape(s, 1), aliases=aliases, doc=doc))
+        infer_shape=lambda p, s: same_shape(s, 1), aliases=aliases, doc=doc, **facts))
 
 
 def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
@@ -228,8 +230,20 @@ _ONNX: dict[Kernel, M.Binary] = {
 }
 
 
-def _register_binary(name: str, fn: Kernel, aliases: tuple[str, ...], make=binary) -> None:
-    lowering(make(name, fn, aliases))(binary_onnx(_ONNX[fn]))
+def _register_binary(name: str, fn: Kernel, aliases: tuple[str, ...], make=binary,
+                     **facts: object) -> None:
+    lowering(make(name, fn, aliases, **facts))(binary_onnx(_ONNX[fn]))
+
+
+def _add_into(p, args: list, i: int) -> list | None:
+    """In place (the executor's inference plan): same-shape, same-dtype float operands added
+    into operand ``i``."""
+    a, b = args[i], args[1 - i]
+    if a.shape != b.shape or a.dtype != b.dtype or a.dtype not in (np.float32, np.float64):
+        return None
+    with np.errstate(all="ignore"):  # as the op: inf from overflow, no warning
+        np.add(a, b, out=a)
+    return [a]
 
 
 _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
@@ -242,7 +256,8 @@ _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     ("div", _div, ("_div", "_Div", "_sparse_elemwise_div"), ("_sparse_broadcast_div",)),
 ]
 for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
-    _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias)
+    _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias, **(
+        {"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True} if _fn is _ADD else {}))
     _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast)
 
 _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [

@@ -160,7 +160,13 @@ def _embedding(p, data, weight):
     return weight[idx]
 
 
+def _embedding_hint(p, weight: tuple, node: str) -> str:
+    """What the weight says about the data (``gluonport inspect``)."""
+    return f"N,... of integer ids below {weight[0]} ({node} is an Embedding)"
+
+
 define("Embedding", _embedding, _embedding_rule, inputs=("data", "weight"),
+    input_hint=_embedding_hint,
     infer_type=_embedding_types, aliases=("_sparse_Embedding",),
     params={"input_dim": Int(), "output_dim": Int(), "dtype": DType("float32", choices=_DTYPES),
             "sparse_grad": Bool(False)},

@@ -42,7 +42,7 @@ from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge, norm_axis
 from .lowering import LoweringContext, lowering
 from .lowering.math import onnx_input_as
-from .registry import OpDef, register
+from .registry import InPlace, OpDef, register
 
 __all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "NO_DOUBLE_KERNEL",
            "named", "onnx_work_dtype", "onnx_input_as", "onnx_compute", "onnx_reduce",
@@ -131,8 +131,6 @@ def _fc_shape(p, in_shapes: list, out_shapes: list = (None,)) -> tuple[list, lis
     return ins, [merge(out, given, "output: ")]
 
 
-_fc_shape.wants_outputs = True  # type: ignore[attr-defined]
-
 
 def _fc(p, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     require_float("FullyConnected", x)
@@ -145,10 +143,20 @@ def _fc(p, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndar
     return out.astype(x.dtype, copy=False)
 
 
+def _fc_hint(p, weight: tuple, node: str) -> str:
+    """What the weight says about the data's shape (``gluonport inspect``)."""
+    features = weight[1]
+    if p.flatten:
+        return (f"N,{features} ({node} is a FullyConnected over {features} features; "
+                f"any N,... whose dims after N multiply to {features} also works)")
+    return f"...,{features} ({node} is a FullyConnected over {features} features)"
+
+
 register(OpDef(
     "FullyConnected",
     params={"num_hidden": Int(), "no_bias": Bool(False), "flatten": Bool(True)},
     inputs=_fc_inputs, infer_shape=_fc_shape, compute=_fc, aliases=("_npx_fully_connected",),
+    shape_needs_outputs=True, fresh_outputs=True, input_hint=_fc_hint,
     doc="out = dot(data, weight.T) + bias; data is flattened to 2-D unless flatten=False, "
         "which applies the layer to the last axis."))
 
@@ -180,9 +188,19 @@ def _activation(p, x: np.ndarray) -> np.ndarray:
     return fn(x.astype(work_dtype(x.dtype), copy=False)).astype(x.dtype, copy=False)
 
 
+def _relu_into(p, args: list, i: int) -> list | None:
+    """In place (the executor's inference plan): relu's own ``np.maximum(x, 0)`` into ``x``."""
+    x = args[0]
+    if p.act_type != "relu" or x.dtype not in (np.float32, np.float64):
+        return None
+    np.maximum(x, 0, out=x)
+    return [x]
+
+
 register(OpDef(
     "Activation", params={"act_type": Enum(tuple(_ACTIVATIONS))}, compute=_activation,
-    aliases=("_npx_activation",),
+    aliases=("_npx_activation",), fresh_outputs=True,
+    inplace=InPlace(_relu_into, (0,), lambda p: p.act_type == "relu"),
     doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign."))
 
 
@@ -268,7 +286,7 @@ register(OpDef(
     params={"act_type": Enum(("rrelu", "leaky", "prelu", "elu", "selu", "gelu"), "leaky"),
             "slope": Float(0.25), "lower_bound": Float(0.125), "upper_bound": Float(0.334)},
     inputs=_leaky_inputs, num_outputs=_leaky_n_out, output_names=_leaky_out_names,
-    infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",),
+    infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",), keeps_shape=True,
     # MXNet 1.9.1's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25.
     var_attrs={"gamma": {"__init__": '["Constant", {"value": 0.25}]'}},
     doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu."))
@@ -328,7 +346,7 @@ register(OpDef(
             "axes": Shape(()), "cudnn_off": Optional(Bool(), False)},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "mask"),
     infer_shape=_dropout_shape, compute=_dropout, train_compute=_dropout_train,
-    aliases=("_npx_dropout",),
+    aliases=("_npx_dropout",), keeps_shape=True,
     doc="Identity at inference (unless mode='always'); in training zeroes each element with "
         "probability p and scales the rest by 1/(1-p)."))
 

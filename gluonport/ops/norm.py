@@ -52,7 +52,7 @@ from .nn import (
     require_float,
     work_dtype,
 )
-from .registry import OpDef, register
+from .registry import InPlace, OpDef, register
 
 __all__ = ["bn_infer"]
 
@@ -161,6 +161,15 @@ def _bn_n_visible(p) -> int:
     return 3 if p.output_mean_var else 1
 
 
+def _bn_into(p, args: list, i: int) -> list | None:
+    """In place (the executor's inference plan): inference BatchNorm into the data, when data
+    and statistics share one float dtype."""
+    x = args[0]
+    if x.dtype not in (np.float32, np.float64) or any(a.dtype != x.dtype for a in args[1:]):
+        return None
+    return list(bn_infer("BatchNorm", p.axis, p, *args, out=x))
+
+
 register(OpDef(
     "BatchNorm",
     params={"eps": Float(_EPS_1E3), "momentum": Float(0.9), "fix_gamma": Bool(True),
@@ -173,7 +182,7 @@ register(OpDef(
     infer_shape=lambda p, s: _bn_shape_at(p.axis, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("BatchNorm", p.axis, p, *a),
     train_compute=lambda p, *a: _bn_train("BatchNorm", p.axis, p, *a, plain_var=False),
-    aliases=("_npx_batch_norm",),
+    aliases=("_npx_batch_norm",), keeps_shape=True, fresh_outputs=True, inplace=InPlace(_bn_into),
     doc="(x - mean) / sqrt(var + eps) * gamma + beta per channel (axis); inference uses the "
         "moving statistics; gamma is 1 when fix_gamma (the default)."))
 
@@ -266,7 +275,7 @@ register(OpDef(
     params={"axis": Int(-1), "eps": Float(_EPS_1E5), "output_mean_var": Bool(False)},
     inputs=("data", "gamma", "beta"), num_outputs=3, num_visible_outputs=_ln_n_visible,
     output_names=("output", "mean", "std"), infer_shape=_ln_shape, compute=_layer_norm,
-    aliases=("_npx_layer_norm",),
+    aliases=("_npx_layer_norm",), keeps_shape=True,
     doc="(x - mean) / sqrt(var + eps) * gamma + beta with moments over one axis."))
 
 
@@ -306,7 +315,7 @@ def _instance_norm(p, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> tup
 register(OpDef(
     "InstanceNorm", params={"eps": Float(_EPS_1E3)}, inputs=("data", "gamma", "beta"),
     num_outputs=3, num_visible_outputs=1, output_names=("output", "mean", "var"),
-    infer_shape=_in_shape, compute=_instance_norm,
+    infer_shape=_in_shape, compute=_instance_norm, keeps_shape=True,
     doc="Per-sample, per-channel normalisation over the spatial axes, then gamma/beta per "
         "channel."))
 

@@ -19,6 +19,7 @@ from ..errors import GluonportError, ShapeError, UnsupportedOpError
 
 __all__ = [
     "OpDef",
+    "InPlace",
     "register",
     "get",
     "find",
@@ -38,6 +39,30 @@ ComputeFn = Callable[..., Any]
 ShapeFn = Callable[[Params, list], tuple[list, list]]
 TypeFn = Callable[[Params, list], tuple[list, list]]
 OnnxFn = Callable[..., Any]
+InPlaceKernel = Callable[[Params, list, int], "list | None"]
+InputHintFn = Callable[[Params, tuple, str], "str | None"]
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """How an op may write its result over one of its inputs, for the executor's inference plan
+    (``gluonport/_fusion.py``), when nothing else reads that input afterwards.
+
+    Attributes
+    ----------
+    kernel:
+        ``kernel(p, args, i) -> outputs | None``: the op's own arithmetic with ``out=args[i]``,
+        bit-identical to :attr:`OpDef.compute`; ``None`` when these arrays do not qualify
+        (dtype, shape), and the op then runs normally.
+    donors:
+        The input positions that may be overwritten, tried in order.
+    applies:
+        ``applies(p) -> bool``: whether the kernel serves these params at all.
+    """
+
+    kernel: InPlaceKernel
+    donors: tuple[int, ...] = (0,)
+    applies: Callable[[Params], bool] = field(default=lambda p: True)
 
 
 @dataclass(eq=False)
@@ -93,7 +118,28 @@ class OpDef:
     var_attrs:
         Attributes MXNet puts on the variables it creates for missing inputs (its
         ``FSetInputVarAttrOnCompose``): ``{"moving_mean": {"__init__": '["zero", {}]'}}``, or a
-        function of the params returning that.
+        function of the params returning that. MXNet's rule is by input position (it is
+        also applied to a caller's variables that lack an ``__init__``, and by the legacy
+        upgrader of pre-0.9.4 files); key each position by the name it has here
+        (UpSampling's position 1 is ``weight`` when bilinear, ``arg1`` when nearest).
+    shape_needs_outputs:
+        ``infer_shape`` takes a third argument, the outputs' current shapes, and may complete
+        an input from them (``_rnn_param_concat``, ``Reshape``, ``FullyConnected``, as MXNet's
+        shape passes do).
+    inplace:
+        An :class:`InPlace` when the op can write its output over an input that nothing reads
+        afterwards (the executor's inference plan); ``None`` otherwise.
+    fresh_outputs:
+        The outputs are always new arrays: never an input, a view of one, or a cached value, so
+        the executor's inference plan may let a later op overwrite them.
+    keeps_shape:
+        The output has the data input's shape (BatchNorm, Dropout, ...), so a walk from a graph
+        input may look through the op (``gluonport inspect``'s input-shape hints). Ops without
+        a shape rule (elementwise) count as shape-keeping anyway.
+    input_hint:
+        ``input_hint(p, weight_shape, node_name) -> text | None``: what the op's weight (input
+        1) says about the shape of its data input (input 0), for ``gluonport inspect``:
+        ``"N,3,H,W (conv0 is a 2-D Convolution over 3 channels)"``.
     """
 
     name: str
@@ -113,6 +159,11 @@ class OpDef:
     inplace_compute: ComputeFn | None = None
     unavailable: Callable[[Mapping[str, str]], str | None] | None = None
     var_attrs: dict[str, dict[str, str]] | Callable[[Params], dict] | None = None
+    shape_needs_outputs: bool = False
+    inplace: InPlace | None = None
+    fresh_outputs: bool = False
+    keeps_shape: bool = False
+    input_hint: InputHintFn | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 
@@ -171,6 +222,12 @@ class OpDef:
         table = self.var_attrs(p) if callable(self.var_attrs) else self.var_attrs
         return dict((table or {}).get(input_name, {}))
 
+    def input_var_attrs_by_index(self, p: Params, n_inputs: int) -> list[dict[str, str]]:
+        """:attr:`var_attrs` by input position, for ``n_inputs`` inputs (the legacy upgrader
+        and composition apply MXNet's rule by position)."""
+        return [self.input_var_attrs(p, name)
+                for name in self.input_names(p, n_inputs)[:n_inputs]]
+
     def aux_indices(self, p: Params) -> Sequence[int]:
         """Indices of the inputs that are auxiliary states, for these params."""
         return self.aux(p) if callable(self.aux) else self.aux
@@ -198,11 +255,11 @@ class OpDef:
                out_shapes: list | None = None) -> tuple[list, list]:
         """Run shape inference; ops without a rule get the elementwise one.
 
-        A rule marked ``wants_outputs = True`` is also given the outputs' current shapes, so it
+        With ``shape_needs_outputs`` the rule is also given the outputs' current shapes, so it
         can complete an input from its output (``_rnn_param_concat``, as in MXNet).
         """
         fn = self.infer_shape or _same_shape_rule
-        if getattr(fn, "wants_outputs", False):
+        if self.shape_needs_outputs and self.infer_shape is not None:
             outs_now = list(out_shapes) if out_shapes is not None else [None] * self.n_outputs(p)
             ins, outs = fn(p, list(in_shapes), outs_now)
         else:
@@ -354,6 +411,35 @@ def aliases() -> dict[str, str]:
     """Alias -> canonical name."""
     _ensure_loaded()
     return dict(_ALIASES)
+
+
+#: MXNet 1.9.1 operators that gluonport does not define but whose ``FSetInputVarAttrOnCompose``
+#: the legacy upgrader still applies (a graph holding them loads with stand-ins, and re-saves as
+#: MXNet re-saves it): ``BatchNorm_v1`` (MXNet's pre-1.0 BatchNorm) and
+#: ``IdentityAttachKLSparseReg`` (a training-only sparsity regulariser). Positions -> attributes.
+#: Defining them here would need their compute and ONNX lowering; until then, only this fact.
+UNDEFINED_VAR_ATTRS: dict[str, dict[int, dict[str, str]]] = {
+    "BatchNorm_v1": {3: {"__init__": '["zero", {}]'}, 4: {"__init__": '["one", {}]'}},
+    "IdentityAttachKLSparseReg": {1: {"__init__": '["zero", {}]'}},
+}
+
+
+def input_var_attrs_by_name(op_name: str, attrs: Mapping[str, str],
+                            n_inputs: int) -> list[dict[str, str]] | None:
+    """What op ``op_name`` (or alias) gives the variables at its ``n_inputs`` input positions
+    (:attr:`OpDef.var_attrs`; MXNet's ``FSetInputVarAttrOnCompose``), for the legacy upgrader
+    of ``gluonport.formats``; ``None`` when it gives nothing or its attributes do not parse
+    (loading then reports them)."""
+    op = find(op_name)
+    if op is None:
+        table = UNDEFINED_VAR_ATTRS.get(op_name)
+        return None if table is None else [table.get(i, {}) for i in range(n_inputs)]
+    if op.var_attrs is None:
+        return None
+    try:
+        return op.input_var_attrs_by_index(op.parse(attrs, strict=False), n_inputs)
+    except GluonportError:
+        return None
 
 
 def check_shape(cond: bool, message: str) -> None:

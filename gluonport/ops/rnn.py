@@ -291,8 +291,6 @@ def _param_concat_shape(p, in_shapes, out_shapes=(None,)):
     return ins, [out]
 
 
-_param_concat_shape.wants_outputs = True  # type: ignore[attr-defined]
-
 
 def _concat_axis(dim: int, ndim: int) -> int:
     if not -ndim <= dim < ndim:
@@ -306,7 +304,7 @@ def _param_concat(p, *arrays: np.ndarray) -> np.ndarray:
 
 register(OpDef(
     "_rnn_param_concat", params={"num_args": Int(), "dim": Int(1)}, variadic="num_args",
-    compute=_param_concat, infer_shape=_param_concat_shape,
+    compute=_param_concat, infer_shape=_param_concat_shape, shape_needs_outputs=True,
     doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output."))
 
 

@@ -36,7 +36,7 @@ from . import _special
 from .lowering import LoweringContext, lowering
 from .lowering import math as M
 from .lowering import special as S
-from .registry import OpDef, register
+from .registry import InPlace, OpDef, register
 
 __all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
 
@@ -262,8 +262,24 @@ def _clip_onnx(ctx: LoweringContext) -> None:
     g.out(g.where(g("Greater", x, khi), khi, g.where(g("Less", x, klo), klo, x)), work)
 
 
+def _clip_into(p, args: list, i: int) -> list | None:
+    """In place (the executor's inference plan): ``np.clip`` gives MXNet's ``x > hi ? hi :
+    (x < lo ? lo : x)`` bit for bit (NaN and -0.0 kept) when ``lo <= hi``; else the op runs."""
+    x = args[0]
+    if x.dtype not in (np.float32, np.float64):
+        return None
+    lo = np.asarray(p.a_min, np.float64).astype(x.dtype)
+    hi = np.asarray(p.a_max, np.float64).astype(x.dtype)
+    if not lo <= hi:
+        return None
+    np.clip(x, lo, hi, out=x)
+    return [x]
+
+
 lowering(register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
-                        aliases=("_npi_clip", "_sparse_clip"))))(_clip_onnx)
+                        aliases=("_npi_clip", "_sparse_clip"), fresh_outputs=True,
+                        inplace=InPlace(_clip_into, (0,), lambda p: p.a_min <= p.a_max))))(
+    _clip_onnx)
 
 
 # --- casts ------------------------------------------------------------------------------------

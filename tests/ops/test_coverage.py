@@ -1,6 +1,9 @@
 """Every registered op has compute, shape and type inference (or a stated reason), and
 OPERATORS.md is current."""
 
+import ast
+import os
+
 import numpy as np
 import pytest
 
@@ -54,3 +57,91 @@ def test_unknown_op_lists_all_at_once():
         sym.eval(x=mx.nd.array(np.ones(2)))
     assert "MyCustomOp" in str(err.value) and "'r'" in str(err.value) or "r)" in str(err.value)
     assert err.value.ops == {"MyCustomOp": ["r"]}
+
+
+# --- every per-op fact lives in the OpDef -----------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_has_onnx_lowering_or_reason(name):
+    op = OPS[name]
+    assert op.onnx_handlers or op.no_onnx, (
+        f"{name} has neither an ONNX lowering nor a no_onnx reason")
+    assert not (op.onnx_handlers and op.no_onnx), f"{name} has a lowering and a no_onnx reason"
+
+
+def _default_params(op: OpDef):
+    try:
+        return op.parse({})
+    except Exception:  # noqa: BLE001 - required attributes: no default params to look at
+        return None
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_default_shape_and_type_rules_fit(name):
+    """Ops without their own shape/type rule get the documented defaults (registry.OpDef:
+    every input and the one output share a shape; all share the first known dtype). Those
+    defaults only fit ops that have inputs, and (for the shape rule) one output."""
+    op = OPS[name]
+    if op.infer_shape is not None and op.infer_type is not None:
+        return
+    p = _default_params(op)
+    if p is None and (callable(op.inputs) or callable(op.num_outputs)):
+        return  # the counts depend on required attributes
+    if op.variadic is None:
+        assert op.input_names(p), f"{name}: a default rule needs an input to follow"
+    if op.infer_shape is None:
+        assert op.n_outputs(p) == 1, f"{name}: the default shape rule makes one output"
+    assert not op.shape_needs_outputs or op.infer_shape is not None
+
+
+def test_facts_are_well_formed():
+    from gluonport.ops.registry import InPlace
+
+    for name, op in OPS.items():
+        if op.inplace is not None:
+            assert isinstance(op.inplace, InPlace) and op.inplace.donors, name
+            assert op.fresh_outputs, f"{name}: an in-place op's own outputs are new arrays"
+        if op.var_attrs is not None and not callable(op.var_attrs):
+            names = set(op.input_names(_default_params(op) or {}, 8)) if not callable(
+                op.inputs) else None
+            for key, attrs in op.var_attrs.items():
+                assert attrs and all(isinstance(v, str) for v in attrs.values()), (name, key)
+                assert names is None or op.variadic is not None or key in names, (name, key)
+
+
+# --- no per-op table outside ops/ --------------------------------------------------------------
+_READERS = ("_fusion.py", "summary.py")
+
+
+def _op_names_in(node: ast.AST) -> list[str]:
+    names = set(OPS) | set(registry.aliases())
+    return [c.value for c in ast.walk(node)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in names]
+
+
+@pytest.mark.parametrize("module", _READERS)
+def test_no_op_name_tables_outside_ops(module):
+    """The modules that read per-op facts (in-place kernels, summary hints, the legacy
+    upgrader's variable attributes) hold no table keyed by op names and no comparison with
+    one: the facts are OpDef fields. (The legacy upgrader's 0.9.5 step names argmax/argmin
+    because MXNet's upgrader does; it is a rule of the file format, not a table.)"""
+    import gluonport
+
+    path = os.path.join(os.path.dirname(gluonport.__file__), module)
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found = []
+    for node in ast.walk(tree):
+        call = isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("frozenset", "set")
+        if isinstance(node, (ast.Dict, ast.Set)) or call:
+            found += _op_names_in(node)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
+            found += _op_names_in(node.value)
+        elif isinstance(node, ast.Compare) and not _is_format_rule(node):
+            found += _op_names_in(node)
+    assert not found, f"{module} keys behaviour on op names {sorted(set(found))}: use OpDef facts"
+
+
+def _is_format_rule(node: ast.Compare) -> bool:
+    """``node.op in ("argmax", "argmin")``: MXNet's 0.9.5 upgrader rule, by op name."""
+    return sorted(_op_names_in(node)) == ["argmax", "argmin"]

@@ -311,8 +311,6 @@ def _reshape_rule(p, ins, outs=(None,)):
     return [src], [out]
 
 
-_reshape_rule.wants_outputs = True  # type: ignore[attr-defined]
-
 
 def _reshape(p, x):
     out = reshape_target(p, x.shape, exact=True)
@@ -324,7 +322,7 @@ def _reshape(p, x):
     return x.reshape(out).copy()
 
 
-define("Reshape", _reshape, _reshape_rule, aliases=("reshape",),
+define("Reshape", _reshape, _reshape_rule, aliases=("reshape",), shape_needs_outputs=True,
     params={"shape": Shape(()), "reverse": Bool(False), "target_shape": Shape(()),
             "keep_highest": Bool(False)},
     doc="Reshape ``data`` to ``shape`` with MXNet's special codes 0, -1, -2, -3, -4 "

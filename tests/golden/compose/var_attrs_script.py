@@ -27,4 +27,10 @@ def cases():
     shared = mx.sym.var("shared")
     a = mx.sym.BatchNorm(data, moving_var=shared, name="bn4")
     out["shared"] = mx.sym.BatchNorm(a, moving_mean=shared, name="bn5")
+    # UpSampling sets input 1 whatever the sample_type: the bilinear weight, or the second
+    # image of a nearest UpSampling (a caller's variable without an __init__ gets it too)
+    out["upsampling_bilinear"] = mx.sym.UpSampling(data, scale=2, sample_type="bilinear",
+                                                   num_filter=3, name="up")
+    out["upsampling_nearest"] = mx.sym.UpSampling(data, mx.sym.var("second"), scale=2,
+                                                  sample_type="nearest", num_args=2, name="upn")
     return {k: v.tojson() for k, v in out.items()}
