@@ -8,6 +8,10 @@ graphs. bipartite_matching and MultiBoxTarget have no export (their OpDefs say w
 Tolerances are the cases' (default rtol 1e-5, atol 1e-6). onnxruntime has no CPU kernel for
 RoiAlign-22 / MaxRoiPool-22, so the ROI ops are also run at opset 21 and their newest-opset
 models are only checked (the run skips, naming the missing kernel, until onnxruntime has one).
+
+Every row of the case table is exported (lowest and newest opset, weights as inputs and as
+initializers) and imported back by the op test driver, tests/ops/test_ops.py; this file
+keeps the export checks a row cannot express.
 """
 
 import json
@@ -16,66 +20,15 @@ import numpy as np
 import pytest
 
 import gluonport as mx
-from gluonport.errors import ConversionError, UnsupportedOpError
-from gluonport.onnx import export_symbol, max_opset
-from gluonport.ops import registry
+from gluonport.errors import ConversionError
+from gluonport.onnx import export_symbol
 from tests.onnx._export_check import OPSETS, export_case, run_ort
 from tests.ops import cases_detection, cases_roi
-from tests.ops._check import _compare, forward, load_golden
+from tests.ops._check import forward, load_golden
 
 GOLDEN = {**load_golden("detection"), **load_golden("roi")}
 ALL = cases_detection.CASES + cases_roi.CASES
 CASES = {c["name"]: c for c in ALL}
-ROI_OPS = {"ROIPooling", "_npx_roi_pooling", "_contrib_ROIAlign"}
-NEWEST = max_opset()
-
-
-def _min_opset(case: dict) -> int:
-    """ROIAlign's aligned=True needs RoiAlign's coordinate_transformation_mode (opset 16)."""
-    return 16 if case.get("attrs", {}).get("aligned") else 13
-
-
-def _params(case: dict) -> list[str]:
-    """Inputs that are parameters in real models: anchors (box_decode, MultiBoxDetection)."""
-    if case["op"] in ("_contrib_box_decode",):
-        return ["in1"]
-    if case["op"] in ("_contrib_MultiBoxDetection", "_npx_multibox_detection"):
-        return ["in2"]
-    return []
-
-
-def _opsets(case: dict) -> list[int]:
-    low = _min_opset(case)
-    extra = [21] if registry.find(case["op"]).name in ROI_OPS else []
-    return sorted({low, *extra, NEWEST})
-
-
-VARIANTS = [(c, o) for c in ALL for o in _opsets(c)]
-
-
-def _run_or_skip(model, feed):
-    """onnxruntime's outputs; skips (naming the kernel) when it cannot run a valid model."""
-    try:
-        return run_ort(model, feed)
-    except Exception as exc:  # onnxruntime's NOT_IMPLEMENTED has no public exception class
-        if "NOT_IMPLEMENTED" not in str(exc):
-            raise
-        pytest.skip(f"onnxruntime has no kernel: {str(exc).split(':')[-1].strip()}")
-
-
-@pytest.mark.parametrize("case, opset", VARIANTS,
-                         ids=[f"{c['name']}-{o}" for c, o in VARIANTS])
-def test_export(case, opset):
-    op = registry.find(case["op"])
-    golden = GOLDEN[case["name"]]
-    if op.no_onnx or not op.onnx_handlers:
-        with pytest.raises(UnsupportedOpError):
-            export_case(case, golden, opset)
-        pytest.skip(f"{op.name}: no ONNX export: {op.no_onnx or 'not yet'}")
-    for params in ([], _params(case)) if _params(case) else ([],):
-        model, _, data, _ = export_case(case, golden, opset, params)
-        got = _run_or_skip(model, data)
-        _compare(case, got, golden["outputs"], f"onnx opset {opset} params {params}")
 
 
 def test_aligned_roialign_below_opset16_is_refused():

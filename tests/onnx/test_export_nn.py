@@ -1,7 +1,12 @@
 """ONNX export of dense layers, activations, dropout and the softmax family
 (gluonport/ops/nn.py) against MXNet 1.9.1's goldens (tests/golden/ops/nn.npz), at opset 13 and
 the newest opset, with weights as graph inputs and as initializers; plus what a case table
-cannot say: PReLU's slope layout, rrelu's mask, dropout in mode='always', dynamic batch."""
+cannot say: PReLU's slope layout, rrelu's mask, dropout in mode='always', dynamic batch.
+
+Every row of the case table is exported (lowest and newest opset, weights as inputs and as
+initializers) and imported back by the op test driver, tests/ops/test_ops.py; this file
+keeps the export checks a row cannot express.
+"""
 
 import numpy as np
 import pytest
@@ -16,11 +21,6 @@ from tests.ops._check import _compare, load_golden
 GOLDEN = load_golden("nn")
 CASES = {c["name"]: c for c in cases_nn.CASES}
 
-# Both outputs of rrelu are graph outputs in the case's symbol, and its mask has no ONNX
-# equivalent (MXNet leaves it unwritten at inference): tested below through output 0.
-SKIP = {"rrelu_inference": "the rrelu mask output is refused; see test_rrelu_*",
-        "rrelu_bounds": "the rrelu mask output is refused; see test_rrelu_*"}
-
 
 def _weights(case: dict) -> list[str]:
     """The inputs that are parameters in a model: FullyConnected's weight/bias, PReLU's gamma."""
@@ -28,20 +28,6 @@ def _weights(case: dict) -> list[str]:
     if case["op"] == "FullyConnected" or case.get("attrs", {}).get("act_type") == "prelu":
         return [f"in{i}" for i in range(1, n)]
     return []
-
-
-VARIANTS = [(c, w) for c in cases_nn.CASES for w in ("inputs", "params")
-            if w == "inputs" or _weights(c)]
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case, weights", VARIANTS,
-                         ids=[f"{c['name']}-{w}" for c, w in VARIANTS])
-def test_export(case, weights, opset):
-    if case["name"] in SKIP:
-        pytest.skip(SKIP[case["name"]])
-    params = _weights(case) if weights == "params" else ()
-    check_export(case, GOLDEN[case["name"]], opset, params)
 
 
 # --- what the table cannot say -------------------------------------------------------------------

@@ -4,6 +4,10 @@ The flat parameter vector is passed as a parameter (so the exporter re-lays it o
 initializers), except in ``test_params_as_graph_input`` (Gather nodes pick the weights).
 Tolerances are the cases' (rtol 1e-4 / atol 1e-5); float64 cases run in float32 on
 onnxruntime, which has no float64 RNN kernels.
+
+Every row of the case table is exported (lowest and newest opset, weights as inputs and as
+initializers) and imported back by the op test driver, tests/ops/test_ops.py; this file
+keeps the export checks a row cannot express.
 """
 
 import numpy as np
@@ -23,18 +27,6 @@ NOT_EXPORTABLE = {
     "lstm_projection": "ONNX LSTM has no projection (projection_size)",
     "lstm_projection_2layer_bidir": "ONNX LSTM has no projection (projection_size)",
 }
-
-
-def _params(case):
-    return ["in1"] if case["op"] == "RNN" else []
-
-
-@pytest.mark.parametrize("opset", OPSETS)
-@pytest.mark.parametrize("case", cases_rnn.CASES, ids=list(CASES))
-def test_export(case, opset):
-    if case["name"] in NOT_EXPORTABLE:
-        pytest.skip(NOT_EXPORTABLE[case["name"]])
-    check_export(case, GOLDEN[case["name"]], opset, params=_params(case))
 
 
 @pytest.mark.parametrize("name", list(NOT_EXPORTABLE))
