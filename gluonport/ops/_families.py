@@ -5,11 +5,14 @@ which the ``nd``/``sym`` namespaces are generated in); keep it when moving a fil
 """
 
 # isort: off
-from . import contrib, conv, custom, detection, elemwise  # noqa: F401
+from .vision import detection  # noqa: F401
+from . import contrib, conv, custom, elemwise  # noqa: F401
 from .vision import image  # noqa: F401
-from . import indexing, init, linalg, multibox, nn, norm, optimizer, optimizer_multi  # noqa: F401
-from . import output, pool, random  # noqa: F401
+from . import indexing, init, linalg  # noqa: F401
+from .vision import multibox  # noqa: F401
+from . import nn, norm, optimizer, optimizer_multi, output, pool, random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
-from . import resize, rnn, roi, sequence, shape, sort  # noqa: F401
-from . import unary  # noqa: F401
+from . import resize, rnn  # noqa: F401
+from .vision import roi, proposal  # noqa: F401
+from . import sequence, shape, sort, unary  # noqa: F401
 # isort: on

@@ -28,8 +28,8 @@ import numpy as np
 from ..attrs import Bool, Enum, Float, Int, Optional, Shape
 from ..errors import DTypeError, OpAttributeError, ShapeError
 from ._shape import fmt, merge
-from .detection import op_def
 from .registry import OpDef, register
+from .vision.boxes import op_def
 
 __all__ = ["bilinear_sample", "affine_grid_dst"]
 

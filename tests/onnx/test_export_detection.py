@@ -1,4 +1,4 @@
-"""ONNX export of the detection ops (gluonport/ops/detection.py, multibox.py, roi.py) against
+"""ONNX export of the detection ops (gluonport/ops/vision/) against
 MXNet 1.9.1's goldens (tests/golden/ops/detection.npz, roi.npz), at opset 13 and the newest
 opset; plus, against the numpy executor (itself checked against MXNet by tests/ops): larger NMS
 / MultiBoxDetection / MultiProposal inputs (distinct scores), score ties, the hidden NMS record,

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/detection.py (plain data; see tests/ops/_check.py).
+"""Case table for gluonport/ops/vision/detection.py (plain data; see tests/ops/_check.py).
 
 Box inputs are literal values built here with a fixed seed: scores are distinct so NMS and
 sorting orders are determined (MXNet's sorts are stable; ties would still agree, but distinct

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/roi.py (plain data; see tests/ops/_check.py)."""
+"""Case table for gluonport/ops/vision/{roi,proposal}.py (plain data; see tests/ops/_check.py)."""
 
 import numpy as np
 

@@ -1,4 +1,20 @@
-"""ONNX export of the bounding-box family (gluonport/ops/detection.py) and the NMS lowering the
+"""Bounding-box operators of MXNet's contrib namespace: NMS, IoU, matching, box coding.
+
+Semantics are MXNet 1.9.1's CPU kernels (``src/operator/contrib/bounding_box-inl.h``), quirks
+included, because exported GluonCV detectors (YOLOv3, SSD, CenterNet, Faster R-CNN) depend on
+them:
+
+* every sort is *stable* (ties keep input order), as MXNet's ``std::stable_sort``;
+* ``box_nms`` keeps the input row layout, writes suppressed rows as ``-1`` (whole row), applies
+  ``valid_thresh``/``background_id`` before ``topk``, and converts the output format only for
+  rows whose first coordinate is ``>= 0``;
+* ``bipartite_matching`` with ``topk=k`` keeps ``k + 1`` matches (it checks after assigning).
+
+The SSD ops (``MultiBox*``) live in ``multibox.py``, the helpers these files share in
+``boxes.py``.
+
+ONNX lowerings (below in this file):
+
 SSD ops share.
 
 ``box_nms`` becomes ``NonMaxSuppression`` plus the bookkeeping that gives MXNet's layout back:
@@ -25,125 +41,320 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lowering import LoweringContext, deliver, lowering
-from .lowering.dims import Dims
+from ...attrs import Bool, Enum, Float, Int
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, deliver, lowering
+from ..lowering.dims import Dims
+from .boxes import (
+    FORMATS,
+    as_f32,
+    box_area,
+    cast,
+    column,
+    columns,
+    corner_boxes,
+    greedy_nms,
+    intersection,
+    last_dim,
+    min_ndim,
+    nms_keep,
+    onnx_type,
+    op_def,
+    order_kept,
+    scalar,
+    take_rows,
+    top_scores,
+    unsqueeze,
+    work_dtype,
+)
 
-__all__ = ["nms_keep", "selected_mask", "order_kept", "top_scores", "gather_rows", "take_rows",
-           "work_dtype", "scalar", "column", "columns", "unsqueeze", "corners", "center_size"]
-
-_LOWEST = np.float32(np.finfo(np.float32).min)
-
-
-# --- small builders --------------------------------------------------------------------------
-def work_dtype(dtype) -> np.dtype:
-    """float16 computes in float32 (exact for the copies and halvings done here; onnxruntime's
-    CPU kernels lack half support for several ops used), others in their own dtype."""
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
-
-
-def scalar(ctx: LoweringContext, value, dtype, hint: str = "scalar") -> str:
-    """A 0-d constant of ``value`` rounded to ``dtype`` (MXNet compares at the data's precision)."""
-    return ctx.const(np.asarray(value, dtype=dtype), hint)
-
-
-def column(ctx: LoweringContext, x: str, index: int) -> str:
-    """``x[..., index]`` of a rank-3 tensor -> rank 2."""
-    return ctx.make("Gather", [x, ctx.const(np.asarray(index, np.int64), "col")], axis=2)
-
-
-def columns(ctx: LoweringContext, x: str, start: int, stop: int, axis: int = 2) -> str:
-    """``x[..., start:stop]`` along ``axis``."""
-    return ctx.make("Slice", [x, ctx.ints([start], "start"), ctx.ints([stop], "stop"),
-                              ctx.ints([axis], "axis")])
-
-
-def unsqueeze(ctx: LoweringContext, x: str, axis: int) -> str:
-    return ctx.make("Unsqueeze", [x, ctx.ints([axis], "axes")])
+__all__ = ["corners", "center_size"]
 
 
-def cast(ctx: LoweringContext, x: str, dtype, current) -> str:
-    return x if np.dtype(dtype) == np.dtype(current) else ctx.cast_to(x, dtype)
+# --- box_nms ---------------------------------------------------------------------------------
+def _nms_shape(p, in_shapes):
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None, None]
+    min_ndim(data, 2, "data", "box_nms")
+    width = data[-1]
+    need = 5 + (p.id_index >= 0)
+    if width and width < need:
+        raise ShapeError(f"box_nms: the last dimension of data {fmt(data)} must have at least "
+                         f"{need} elements (score, 4 coordinates{', class id' * (need > 5)})")
+    _check_nms_indices(p, width)
+    return [data], [data, tuple(data[:-1]) + (1,)]
 
 
-# --- the NMS lowering ------------------------------------------------------------------------
-def nms_keep(ctx: LoweringContext, boxes: str, scores: str, iou: float, max_out: str,
-             ids: str | None = None,
-             center: bool = False) -> str:
-    """Boolean ``(B, N)`` mask of the rows greedy NMS keeps.
-
-    ``boxes (B, N, 4)`` and ``scores (B, N)`` are float32, scores ``-inf`` for rows that take no
-    part; ``ids (B, N)`` int64 makes suppression class-aware; ``max_out`` is a 1-element int64
-    tensor (at least N); ``center``: boxes are ``(cx, cy, w, h)``.
-    """
-    neg = ctx.const(np.float32(-np.inf), "neg_inf")
-    s3 = unsqueeze(ctx, scores, 1)                                            # (B, 1, N)
-    if ids is not None:
-        flat = ctx.make("Reshape", [ids, ctx.ints([-1], "flat")])
-        classes = ctx.make("Unique", [flat], outputs=4, sorted=1)[0]          # (K,)
-        classes = ctx.make("Reshape", [classes, ctx.ints([1, -1, 1], "kshape")])
-        same = ctx.make("Equal", [unsqueeze(ctx, ids, 1), classes])          # (B, K, N)
-        s3 = ctx.make("Where", [same, s3, neg])
-    iou_t = ctx.const(np.asarray([iou], np.float32), "iou")
-    low = ctx.const(np.asarray([_LOWEST], np.float32), "score_min")
-    sel = ctx.make("NonMaxSuppression", [boxes, s3, max_out, iou_t, low],
-                   center_point_box=int(center))                            # (M, 3)
-    return selected_mask(ctx, sel, scores)
+def _check_nms_indices(p, width: int) -> None:
+    cs, ce = p.coord_start, p.coord_start + 3
+    problems = []
+    if width and not 0 <= p.score_index < width:
+        problems.append(f"score_index={p.score_index} is out of range [0, {width})")
+    if cs <= p.score_index <= ce:
+        problems.append(f"score_index={p.score_index} overlaps coordinates [{cs}, {ce}]")
+    if cs < 0 or (width and ce >= width):
+        problems.append(f"coordinates [{cs}, {ce}] are out of range [0, {width})")
+    if p.id_index >= 0:
+        if width and p.id_index >= width:
+            problems.append(f"id_index={p.id_index} is out of range [0, {width})")
+        if cs <= p.id_index <= ce or p.id_index == p.score_index:
+            problems.append(f"id_index={p.id_index} overlaps the score or coordinates")
+    if problems:
+        raise OpAttributeError("box_nms: " + "; ".join(problems))
 
 
-def selected_mask(ctx: LoweringContext, selected: str, scores: str) -> str:
-    """Boolean mask shaped like ``scores (B, N)``, true at the (batch, box) pairs of
-    ``NonMaxSuppression``'s ``selected (M, 3)`` output (whatever their class)."""
-    pairs = ctx.make("Gather", [selected, ctx.ints([0, 2], "batch_box")], axis=1)
-    zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [scores])])
-    count = ctx.make("Slice", [ctx.make("Shape", [selected]), ctx.ints([0], "s"),
-                               ctx.ints([1], "e")])
-    ones = ctx.make("ConstantOfShape", [count], value=_tensor(np.float32(1)))
-    mask = ctx.make("ScatterND", [zeros, pairs, ones])
-    return ctx.make("Cast", [mask], to=_onnx_type(np.bool_))
+def _convert_rows(out: np.ndarray, start: int, to_center: bool) -> None:
+    """In-place format change of rows whose first coordinate is >= 0 (MXNet skips others)."""
+    box = out[:, start:start + 4]
+    rows = ~(box[:, 0] < 0)
+    a, b, c, d = (box[rows, k] for k in range(4))
+    if to_center:
+        new = ((a + c) / 2, (b + d) / 2, c - a, d - b)
+    else:
+        new = (a - c / 2, b - d / 2, a + c / 2, b + d / 2)
+    box[rows] = np.stack(new, axis=-1)
 
 
-def order_kept(ctx: LoweringContext, keep: str, scores: str, n: str) -> tuple[str, str]:
-    """(order, kept in that order): a ``TopK`` over all ``N`` rows ordering the kept rows by
-    score (descending, ties by index) ahead of the others; ``n`` is N as a 1-element tensor."""
-    neg = ctx.const(np.float32(-np.inf), "neg_inf")
-    key = ctx.make("Where", [keep, scores, neg])
-    _, order = ctx.make("TopK", [key, n], outputs=2, axis=1, largest=1, sorted=1)
-    return order, ctx.make("GatherElements", [keep, order], axis=1)
+def _nms_one(p, x: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Greedy NMS of one batch item's candidates (sorted); returns the kept rows of ``x``."""
+    boxes = x[cand, p.coord_start:p.coord_start + 4]
+    areas = box_area(boxes, p.in_format)
+    x1, y1, x2, y2 = corner_boxes(boxes, p.in_format)
+    ids = x[cand, p.id_index].astype(np.int64) if p.id_index >= 0 else None
+    thresh = as_f32(p.overlap_thresh)
+    zero = np.zeros((), dtype=boxes.dtype)
+
+    def suppress(i, js):
+        w = np.minimum(x2[i], x2[js]) - np.maximum(x1[i], x1[js])
+        h = np.minimum(y2[i], y2[js]) - np.maximum(y1[i], y1[js])
+        inter = np.maximum(w, zero) * np.maximum(h, zero)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            iou = inter / (areas[i] + areas[js] - inter)
+        hit = iou > thresh
+        if ids is not None and not p.force_suppress:
+            hit &= ids[js] == ids[i]
+        return hit
+
+    return cand[greedy_nms(len(cand), suppress)]
 
 
-def top_scores(ctx: LoweringContext, scores: str, k: int, n: str) -> str:
-    """``scores (B, N)`` with ``-inf`` outside each row's ``k`` largest (``TopK`` takes the lower
-    index among equals, as MXNet's stable sort); ``n`` is N as a 1-element tensor."""
-    kk = ctx.make("Min", [ctx.ints([k], "topk"), n])
-    _, best = ctx.make("TopK", [scores, kk], outputs=2, axis=1, largest=1, sorted=1)
-    zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [scores])])
-    ones = ctx.make("ConstantOfShape", [ctx.make("Shape", [best])], value=_tensor(np.float32(1)))
-    top = ctx.make("ScatterElements", [zeros, best, ones], axis=1)
-    neg = ctx.const(np.float32(-np.inf), "neg_inf")
-    return ctx.make("Where", [ctx.cast_to(top, np.bool_), scores, neg])
+def _box_nms(p, data):
+    shape = data.shape
+    n, width = shape[-2], shape[-1]
+    x = data.reshape(-1, n, width)
+    batch = x.shape[0]
+    topk = n if p.topk < 0 else min(n, p.topk)
+    if topk < 1:
+        return data.copy(), np.arange(batch * n, dtype=data.dtype).reshape(shape[:-1] + (1,))
+    out = np.full_like(x, -1)
+    record = np.full((batch, n), -1, dtype=data.dtype)
+    scores = x[..., p.score_index]
+    valid = scores > np.asarray(p.valid_thresh, dtype=data.dtype)
+    if p.id_index >= 0:
+        valid &= x[..., p.id_index] != np.asarray(p.background_id, dtype=data.dtype)
+    if valid.any():
+        for b in range(batch):
+            idx = np.flatnonzero(valid[b])
+            cand = idx[np.argsort(-scores[b, idx], kind="stable")][:topk]
+            keep = _nms_one(p, x[b], cand)
+            out[b, :len(keep)] = x[b, keep]
+            record[b, :len(keep)] = keep + b * n
+        if p.in_format != p.out_format:
+            _convert_rows(out.reshape(-1, width), p.coord_start, p.out_format == "center")
+    return out.reshape(shape), record.reshape(shape[:-1] + (1,))
 
 
-def gather_rows(ctx: LoweringContext, rows: str, order: str) -> str:
-    """``rows (B, N, W)`` reordered by ``order (B, N)`` along N."""
-    return ctx.make("GatherND", [rows, unsqueeze(ctx, order, 2)], batch_dims=1)
+op_def(
+    "_contrib_box_nms",
+    params={"overlap_thresh": Float(0.5), "valid_thresh": Float(0.0), "topk": Int(-1),
+            "coord_start": Int(2), "score_index": Int(1), "id_index": Int(-1),
+            "background_id": Int(-1), "force_suppress": Bool(False),
+            "in_format": Enum(FORMATS, "corner"), "out_format": Enum(FORMATS, "corner")},
+    compute=_box_nms, infer_shape=_nms_shape, num_outputs=2, num_visible_outputs=1,
+    aliases=("_contrib_box_non_maximum_suppression",),
+    doc="Non-maximum suppression of ``[..., N, W]`` box rows; suppressed rows become -1.")
 
 
-def take_rows(ctx: LoweringContext, rows: str, order: str, kept: str, fill) -> str:
-    """``rows (B, N, W)`` in ``order``, rows not ``kept`` all ``fill``."""
-    return ctx.make("Where", [unsqueeze(ctx, kept, 2), gather_rows(ctx, rows, order), fill])
+# --- box_iou ---------------------------------------------------------------------------------
+def _iou_shape(p, in_shapes):
+    lhs, rhs = in_shapes
+    for s, what in ((lhs, "lhs"), (rhs, "rhs")):
+        min_ndim(s, 2, what, "box_iou")
+        last_dim(s, 4, what, "box_iou")
+    if lhs is None or rhs is None:
+        return in_shapes, [None]
+    return in_shapes, [tuple(lhs[:-1]) + tuple(rhs[:-1])]
 
 
-def _tensor(value: np.generic):
-    from onnx import helper
+def _box_iou(p, lhs, rhs):
+    a = lhs.reshape(-1, 1, 4)
+    b = rhs.reshape(1, -1, 4)
+    inter = intersection(a, b, p.format)
+    union = box_area(a, p.format) + box_area(b, p.format) - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = np.where(inter > 0, inter / union, np.zeros_like(inter))
+    return iou.astype(lhs.dtype, copy=False).reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
-    arr = np.asarray(value).reshape(1)
-    return helper.make_tensor("value", _onnx_type(arr.dtype), [1], arr.tolist())
+
+op_def(
+    "_contrib_box_iou", params={"format": Enum(FORMATS, "corner")},
+    compute=_box_iou, inputs=("lhs", "rhs"), infer_shape=_iou_shape,
+    doc="Pairwise IoU of ``lhs [..., 4]`` and ``rhs [..., 4]`` boxes.")
 
 
-def _onnx_type(dtype) -> int:
-    from .. import dtypes
+# --- bipartite_matching ----------------------------------------------------------------------
+def _matching_shape(p, in_shapes):
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None, None]
+    min_ndim(data, 2, "data", "bipartite_matching")
+    return in_shapes, [tuple(data[:-1]), tuple(data[:-2]) + (data[-1],)]
 
-    return dtypes.onnx_of(np.dtype(dtype))
+
+def _match_one(p, scores: np.ndarray, rows: int, cols: int):
+    """Greedy matching of one score matrix, MXNet's ``bipartite_matching`` kernel."""
+    flat = scores.reshape(-1)
+    order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
+    r_of, c_of, s = order // cols, order % cols, flat[order]
+    thresh = as_f32(p.threshold)
+    row_mark = np.full(rows, -1, dtype=scores.dtype)
+    col_mark = np.full(cols, -1, dtype=scores.dtype)
+    free = np.ones(order.size, dtype=bool)
+    count = 0
+    while True:
+        nxt = np.flatnonzero(free)
+        if not nxt.size:
+            break
+        k = int(nxt[0])
+        ok = s[k] < thresh if p.is_ascend else s[k] > thresh
+        if not ok:
+            break  # MXNet stops at the first available pair that fails the threshold
+        r, c = r_of[k], c_of[k]
+        row_mark[r], col_mark[c] = c, r
+        count += 1
+        if 0 < p.topk < count:
+            break  # MXNet checks after assigning, so topk=k keeps k + 1 matches
+        free &= (r_of != r) & (c_of != c)
+    return row_mark, col_mark
+
+
+def _bipartite_matching(p, data):
+    rows, cols = data.shape[-2], data.shape[-1]
+    x = data.reshape(-1, rows, cols)
+    row_out = np.empty((x.shape[0], rows), dtype=data.dtype)
+    col_out = np.empty((x.shape[0], cols), dtype=data.dtype)
+    for b in range(x.shape[0]):
+        row_out[b], col_out[b] = _match_one(p, x[b], rows, cols)
+    return (row_out.reshape(data.shape[:-1]),
+            col_out.reshape(data.shape[:-2] + (cols,)))
+
+
+op_def(
+    "_contrib_bipartite_matching",
+    params={"is_ascend": Bool(False), "threshold": Float(), "topk": Int(-1)},
+    compute=_bipartite_matching, infer_shape=_matching_shape, num_outputs=2,
+    no_onnx="a sequential greedy matching (each accepted pair removes its row and column "
+            "before the next pick) with no ONNX operator to express it short of a Loop; it "
+            "builds training targets (SSD), not inference outputs",
+    doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.")
+
+
+# --- box_encode / box_decode -----------------------------------------------------------------
+def _encode_shape(p, in_shapes):
+    samples, matches, anchors, refs = in_shapes[:4]
+    if samples is not None and len(samples) != 2:
+        raise ShapeError(f"box_encode: samples must be 2-d, got shape {fmt(samples)}")
+    min_ndim(matches, 2, "matches", "box_encode")
+    for s, what in ((anchors, "anchors"), (refs, "refs")):
+        min_ndim(s, 3, what, "box_encode")
+        last_dim(s, 4, what, "box_encode")
+    if anchors is not None and samples is not None:
+        merge(samples, tuple(anchors[:2]), "box_encode samples vs anchors: ")
+        if matches is not None:
+            merge(matches, tuple(anchors[:2]), "box_encode matches vs anchors: ")
+    means = merge(in_shapes[4], (4,), "box_encode means: ")
+    stds = merge(in_shapes[5], (4,), "box_encode stds: ")
+    ins = [samples, matches, anchors, refs, means, stds]
+    out = None if anchors is None else tuple(anchors)
+    return ins, [out, out]
+
+
+def _center_size(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Corner boxes -> (cx, cy, w, h); the half-width product is double in MXNet's kernel."""
+    w = boxes[..., 2] - boxes[..., 0]
+    h = boxes[..., 3] - boxes[..., 1]
+    cx = (boxes[..., 0] + w.astype(np.float64) * 0.5).astype(boxes.dtype)
+    cy = (boxes[..., 1] + h.astype(np.float64) * 0.5).astype(boxes.dtype)
+    return cx, cy, w, h
+
+
+def _box_encode(p, samples, matches, anchors, refs, means, stds):
+    b, n = anchors.shape[0], anchors.shape[1]
+    m = refs.shape[1]
+    dt = anchors.dtype
+    samples, matches = samples.reshape(b, n), matches.reshape(b, n)
+    valid = samples > 0.5
+    idx = np.clip(np.where(valid, matches, 0).astype(np.int64), 0, max(m - 1, 0))
+    ref = np.take_along_axis(refs.reshape(b, m, 4), idx[..., None], axis=1)
+    rx, ry, rw, rh = _center_size(ref)
+    ax, ay, aw, ah = _center_size(anchors.reshape(b, n, 4))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = np.stack([(rx - ax) / aw, (ry - ay) / ah, np.log(rw / aw), np.log(rh / ah)], -1)
+        target = (raw - means.astype(dt)) / stds.astype(dt)
+    mask = np.broadcast_to(valid[..., None], target.shape)
+    return (np.where(mask, target, np.zeros((), dt)).astype(dt),
+            mask.astype(dt))
+
+
+op_def(
+    "_contrib_box_encode", params={}, compute=_box_encode,
+    inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
+    infer_shape=_encode_shape, num_outputs=2,
+    doc="Encode matched reference boxes against anchors: (targets, masks).")
+
+
+def _decode_shape(p, in_shapes):
+    data, anchors = in_shapes
+    if data is not None and len(data) != 3:
+        raise ShapeError(f"box_decode: data must be 3-d (batch, N, 4), got shape {fmt(data)}")
+    last_dim(data, 4, "data", "box_decode")
+    min_ndim(anchors, 3, "anchors", "box_decode")
+    last_dim(anchors, 4, "anchors", "box_decode")
+    return in_shapes, [None if data is None else tuple(data)]
+
+
+def _box_decode(p, data, anchors):
+    dt = data.dtype
+    n = data.shape[1]
+    if anchors.size != n * 4:
+        raise ShapeError(f"box_decode: anchors {fmt(anchors.shape)} must hold exactly N={n} "
+                         "boxes (1, N, 4)")
+    anc = anchors.reshape(1, n, 4)
+    if p.format == "corner":
+        ax, ay, aw, ah = _center_size(anc)
+    else:
+        ax, ay, aw, ah = (anc[..., k] for k in range(4))
+    std = [np.asarray(s, dtype=dt) for s in (p.std0, p.std1, p.std2, p.std3)]
+    ox = data[..., 0] * std[0] * aw + ax
+    oy = data[..., 1] * std[1] * ah + ay
+    dw, dh = data[..., 2] * std[2], data[..., 3] * std[3]
+    if p.clip > 0:
+        clip = np.asarray(p.clip, dtype=dt)
+        dw, dh = np.minimum(dw, clip), np.minimum(dh, clip)
+    half_w = (np.exp(dw) * aw).astype(np.float64) * 0.5
+    half_h = (np.exp(dh) * ah).astype(np.float64) * 0.5
+    ow, oh = half_w.astype(dt), half_h.astype(dt)
+    return np.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1).astype(dt)
+
+
+op_def(
+    "_contrib_box_decode",
+    params={"std0": Float(1.0), "std1": Float(1.0), "std2": Float(1.0), "std3": Float(1.0),
+            "clip": Float(-1.0), "format": Enum(FORMATS, "center")},
+    compute=_box_decode, inputs=("data", "anchors"), infer_shape=_decode_shape,
+    doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.")
 
 
 # --- box_nms ---------------------------------------------------------------------------------
@@ -255,7 +466,7 @@ def _box_nms_onnx(ctx: LoweringContext) -> None:
                  rows.work)
     ids = None
     if p.id_index >= 0 and not p.force_suppress:
-        ids = ctx.make("Cast", [column(ctx, rows.x, p.id_index)], to=_onnx_type(np.int64))
+        ids = ctx.make("Cast", [column(ctx, rows.x, p.id_index)], to=onnx_type(np.int64))
     keep = nms_keep(ctx, boxes, masked, float(np.float32(p.overlap_thresh)), rows.n, ids,
                     center=p.in_format == "center")
     order, kept = order_kept(ctx, keep, masked, rows.n)
@@ -375,7 +586,7 @@ def _box_encode_onnx(ctx: LoweringContext) -> None:
         cast(ctx, name, work, ctx.in_dtypes[k]) for k, name in enumerate(ctx.inputs[:6]))
     valid = ctx.make("Greater", [samples, scalar(ctx, 0.5, work, "half")])          # (B, N)
     idx = ctx.make("Where", [valid, matches, scalar(ctx, 0, work, "zero")])
-    idx = ctx.make("Cast", [idx], to=_onnx_type(np.int64))
+    idx = ctx.make("Cast", [idx], to=onnx_type(np.int64))
     top = ctx.make("Sub", [Dims(ctx, 3).scalar(1), ctx.const(np.asarray(1, np.int64), "one")])
     top = ctx.make("Max", [top, ctx.const(np.asarray(0, np.int64), "zero")])
     idx = ctx.make("Clip", [idx, ctx.const(np.asarray(0, np.int64), "zero"), top])
@@ -391,7 +602,7 @@ def _box_encode_onnx(ctx: LoweringContext) -> None:
     target = ctx.make("Where", [mask, target, scalar(ctx, 0, work, "zero")])
     deliver(ctx, cast(ctx, target, dtype, work), 0)
     if ctx.wants(1):
-        deliver(ctx, ctx.make("Cast", [mask], to=_onnx_type(dtype)), 1)
+        deliver(ctx, ctx.make("Cast", [mask], to=onnx_type(dtype)), 1)
 
 
 lowering("_contrib_box_nms")(_box_nms_onnx)

@@ -15,14 +15,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, Float, FloatTuple, Int
-from ..errors import OpAttributeError, ShapeError
-from ._detection_onnx import columns, gather_rows, nms_keep, top_scores, unsqueeze
-from ._shape import fmt, merge
-from .detection import as_f32, float32_only, greedy_nms, last_dim, op_def, require_float32
-from .lowering import LoweringContext, deliver, lowering
-from .lowering.dims import Dims
-from .math.reduce import onnx_reduce
+from ...attrs import Bool, Float, FloatTuple, Int
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, deliver, lowering
+from ..lowering.dims import Dims
+from ..math.reduce import onnx_reduce
+from .boxes import (
+    as_f32,
+    columns,
+    float32_only,
+    gather_rows,
+    greedy_nms,
+    last_dim,
+    nms_keep,
+    op_def,
+    require_float32,
+    top_scores,
+    unsqueeze,
+)
 
 __all__: list[str] = []
 

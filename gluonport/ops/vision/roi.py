@@ -1,32 +1,48 @@
-"""Region-of-interest operators: ROIPooling, ROIAlign, PSROIPooling, Proposal, MultiProposal.
+"""Region-of-interest pooling: ROIPooling, ROIAlign, PSROIPooling, with their ONNX lowerings.
 
 MXNet 1.9.1's CPU semantics (``src/operator/roi_pooling.cc``, ``contrib/roi_align.cc``,
-``contrib/psroi_pooling.cc``, ``contrib/proposal.cc``, ``contrib/multi_proposal.cc``), used by
-GluonCV's Faster/Mask R-CNN and R-FCN. Bins and weights are computed for all ROIs at once:
+``contrib/psroi_pooling.cc``), used by GluonCV's Faster/Mask R-CNN and R-FCN. Bins and weights
+are computed for all ROIs at once:
 
 * ROIPooling takes per-bin maxima one ROI at a time: a row pass then a column pass, each a
   ``fmax.reduce`` per bin over the window the ROI covers;
 * ROIAlign's bilinear samples are separable, so a ROI's output is ``Ay @ window @ Ax.T`` with
   interpolation matrices built for all ROIs at once by ``np.bincount`` (two small BLAS
   products per ROI);
-* PSROIPooling's bin averages come from an integral image;
-* the proposal ops run greedy NMS over the boxes they keep.
+* PSROIPooling's bin averages come from an integral image.
 
 ROIPooling's hidden ``maxidx`` output (backward bookkeeping) is returned as -1. A ROI whose batch
 index names no image gives zeros (MXNet zeroes negative indices and reads out of bounds for
 too-large ones).
+
+ONNX lowerings (below in this file):
+
+* ``ROIPooling`` is ``MaxRoiPool`` (Caffe's bins, as MXNet's) and ``ROIAlign`` is ``RoiAlign``
+  (avg; MXNet's sampling grid and border rules; ``aligned`` is ``half_pixel``, opset 16+;
+  ``position_sensitive`` takes the per-bin channel diagonal). onnxruntime refuses a batch
+  index naming no image, MXNet gives zeros: the index is clamped and those rows zeroed.
+  onnxruntime has kernels for these two up to opset 21 only (the opset 22 versions only add
+  bfloat16), so newer-opset models are valid ONNX that onnxruntime cannot run yet.
+* ``PSROIPooling`` (R-FCN) is composed exactly as gluonport computes it: integer bins, one
+  float64 integral image (``CumSum``), four ``Gather`` s per bin.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, Float, FloatTuple, Int, Shape
-from ..errors import OpAttributeError, ShapeError
-from ._shape import fmt, merge
-from .detection import float32_only, greedy_nms, op_def, require_float32
+from ... import dtypes
+from ...attrs import Bool, Float, Int, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt
+from ..lowering import LoweringContext, deliver, lowering
+from ..lowering.dims import Dims
+from .boxes import (
+    op_def,
+)
 
-__all__: list[str] = []
+__all__ = ["i64"]
+
 
 _FLT_MAX = np.finfo(np.float32).max
 
@@ -317,160 +333,189 @@ op_def(
     doc="Position-sensitive ROI average pooling (R-FCN).")
 
 
-# --- Proposal / MultiProposal ----------------------------------------------------------------
-_PROPOSAL_PARAMS = {
-    "rpn_pre_nms_top_n": Int(6000), "rpn_post_nms_top_n": Int(300), "threshold": Float(0.7),
-    "rpn_min_size": Int(16), "scales": FloatTuple((4.0, 8.0, 16.0, 32.0)),
-    "ratios": FloatTuple((0.5, 1.0, 2.0)), "feature_stride": Int(16),
-    "output_score": Bool(False), "iou_loss": Bool(False)}
-
-_f32 = np.float32
+def i64(ctx: LoweringContext, value, hint: str = "i") -> str:
+    return ctx.const(np.asarray(value, np.int64), hint)
 
 
-def _f(x) -> np.ndarray:
-    """Round a double-precision intermediate to float, as assigning to C++ float does."""
-    return np.asarray(x, dtype=np.float64).astype(np.float32)
+def _onnx_rois(ctx: LoweringContext, work) -> tuple[str, str, str]:
+    """(int64 batch index ``(R,)`` clamped into range, bool ``(R,)`` mask of the ROIs that name a
+    real image, boxes ``(R, 4)`` in ``work``): MXNet gives zeros for the others, onnxruntime
+    refuses them."""
+    rois = ctx.inputs[1]
+    if np.dtype(ctx.in_dtypes[1]) != work:
+        rois = ctx.cast_to(rois, work)
+    index = ctx.make("Gather", [rois, ctx.const(np.asarray(0, np.int64), "col")], axis=1)
+    index = ctx.cast_to(index, np.int64)          # C's truncation, as MXNet's (int) cast
+    zero = ctx.const(np.asarray(0, np.int64), "zero")
+    batch = Dims(ctx, 0).scalar(0)
+    ok = ctx.make("And", [ctx.make("GreaterOrEqual", [index, zero]),
+                          ctx.make("Less", [index, batch])])
+    index = ctx.make("Where", [ok, index, zero])
+    boxes = ctx.make("Slice", [rois, ctx.ints([1], "s"), ctx.ints([5], "e"), ctx.ints([1], "ax")])
+    return index, ok, boxes
 
 
-def _base_anchors(p) -> np.ndarray:
-    """Faster R-CNN's ``GenerateAnchors``: ``(len(ratios)*len(scales), 4)`` float32 boxes
-    around a ``feature_stride`` cell, ratio-major."""
-    w = h = _f32(p.feature_stride - 1.0) + _f32(1)
-    ctr = _f(0.5 * (np.float64(w) - 1.0))
+def _finish_rois(ctx: LoweringContext, y: str, ok: str, work) -> None:
+    """Zero the ``(R, C, PH, PW)`` rows of ROIs that name no image; cast back; deliver."""
+    ok4 = ctx.make("Reshape", [ok, ctx.ints([-1, 1, 1, 1], "r1")])
+    y = ctx.make("Where", [ok4, y, ctx.const(np.zeros((), work), "zero_f")])
+    if np.dtype(ctx.dtype) != work:
+        y = ctx.cast_to(y, ctx.dtype)
+    deliver(ctx, y)
+
+
+def _roi_work(ctx: LoweringContext, double_ok: bool) -> tuple[object, str]:
+    """(work dtype, data in it): onnxruntime's ROI kernels take float32 (RoiAlign also
+    float64); float16 widens exactly, float64 rounds where only float32 exists."""
+    dt = np.dtype(ctx.dtype)
+    work = dt if dt == np.float32 or (double_ok and dt == np.float64) else np.dtype(np.float32)
+    x = ctx.inputs[0]
+    return work, x if dt == work else ctx.cast_to(x, work)
+
+
+def _roi_pooling_onnx(ctx: LoweringContext) -> None:
+    """``MaxRoiPool``: the same Caffe bins (rounded corners, floor/ceil bin edges, empty bins
+    0); the hidden ``maxidx`` is -1 as in gluonport's compute."""
+    p = ctx.params
+    ph, pw = _pooled(p)
+    work, x = _roi_work(ctx, double_ok=False)
+    index, ok, boxes = _onnx_rois(ctx, work)
+    rois = ctx.make("Concat", [ctx.make("Unsqueeze", [ctx.cast_to(index, work),
+                                                      ctx.ints([1], "axes")]), boxes], axis=1)
+    y = ctx.make("MaxRoiPool", [x, rois], pooled_shape=[ph, pw],
+                 spatial_scale=float(np.float32(p.spatial_scale)))
+    _finish_rois(ctx, y, ok, work)
+    if ctx.wants(1):
+        from onnx import helper
+
+        minus = helper.make_tensor("value", dtypes.onnx_of(np.int32), [1], [-1])
+        ctx.make("ConstantOfShape", [ctx.make("Shape", [ctx.outputs[0]])],
+                 outputs=[ctx.outputs[1]], value=minus)
+
+
+def _position_sensitive(ctx: LoweringContext, y: str, ph: int, pw: int) -> str:
+    """Bin ``(i, j)`` of output channel ``c`` from input channel ``c*K + i*PW + j``
+    (``K = PH*PW``): RoiAlign over all channels seen as ``(R, C/K, K channels, K bins)``, and
+    its diagonal."""
+    k = ph * pw
+    y = ctx.make("Reshape", [y, ctx.ints([0, -1, k, k], "groups")])            # (R, C', K, K)
+    idx = ctx.const(np.arange(k, dtype=np.int64).reshape(1, 1, 1, k), "diag")
+    shape = ctx.make("Concat", [ctx.make("Slice", [ctx.make("Shape", [y]), ctx.ints([0], "s"),
+                                                   ctx.ints([2], "e")]),
+                                ctx.ints([1, k], "one_k")], axis=0)
+    y = ctx.make("GatherElements", [y, ctx.make("Expand", [idx, shape])], axis=2)
+    return ctx.make("Reshape", [y, ctx.ints([0, -1, ph, pw], "pooled")])
+
+
+def _roi_align_onnx(ctx: LoweringContext) -> None:
+    """``RoiAlign`` (avg): MXNet's sampling grid, border rules and averaging. ``aligned`` is
+    the -0.5 pixel shift of ``coordinate_transformation_mode='half_pixel'`` (opset 16+; before
+    it RoiAlign always works as ``output_half_pixel``, MXNet's ``aligned=False``)."""
+    p = ctx.params
+    ph, pw = _pooled(p)
+    mode = None
+    if ctx.opset >= 16:
+        mode = "half_pixel" if p.aligned else "output_half_pixel"
+    elif p.aligned:
+        raise ctx.fail("ROIAlign with aligned=True needs RoiAlign's coordinate_transformation_"
+                       "mode='half_pixel', which ONNX has from opset 16: export with "
+                       "opset_version=16 or newer")
+    work, x = _roi_work(ctx, double_ok=True)
+    index, ok, boxes = _onnx_rois(ctx, work)
+    y = ctx.make("RoiAlign", [x, boxes, index], mode="avg", output_height=ph, output_width=pw,
+                 sampling_ratio=max(p.sample_ratio, 0),
+                 spatial_scale=float(np.float32(p.spatial_scale)),
+                 coordinate_transformation_mode=mode)
+    if p.position_sensitive:
+        y = _position_sensitive(ctx, y, ph, pw)
+    _finish_rois(ctx, y, ok, work)
+
+
+# --- PSROIPooling ----------------------------------------------------------------------------
+def _round_away_onnx(ctx: LoweringContext, x: str) -> str:
+    """C's ``round`` (halves away from zero) in double: ONNX ``Round`` rounds halves to even."""
+    half = ctx.const(np.float64(0.5), "half")
+    mag = ctx.make("Floor", [ctx.make("Add", [ctx.make("Abs", [x]), half])])
+    return ctx.make("Mul", [ctx.make("Sign", [x]), mag])
+
+
+def _psroi_bins_onnx(ctx: LoweringContext, start: str, end: str, pooled: int, limit: str,
+                dt) -> tuple[str, str]:
+    """Integer bin bounds ``(R, pooled)``: floor/ceil of ``start + k * bin``, clipped."""
+    size = ctx.make("Max", [ctx.make("Sub", [end, start]), ctx.const(dt(0.1), "min_size")])
+    bin_size = ctx.make("Div", [size, ctx.const(dt(pooled), "pooled")])
+    k = ctx.const(np.arange(pooled, dtype=dt).reshape(1, -1), "k")
+    k1 = ctx.const(np.arange(1, pooled + 1, dtype=dt).reshape(1, -1), "k1")
     out = []
-    for ratio in p.ratios:
-        size_ratio = np.floor(w * h / _f32(ratio))
-        for scale in p.scales:
-            new_w = np.floor(np.sqrt(size_ratio) + _f32(0.5)) * _f32(scale)
-            new_h = np.floor(new_w / _f32(scale) * _f32(ratio) + _f32(0.5)) * _f32(scale)
-            half_w, half_h = _f32(0.5) * (new_w - _f32(1)), _f32(0.5) * (new_h - _f32(1))
-            out.append([ctr - half_w, ctr - half_h, ctr + half_w, ctr + half_h])
-    return np.asarray(out, dtype=np.float32)
+    for steps, fn in ((k, "Floor"), (k1, "Ceil")):
+        edge = ctx.make(fn, [ctx.make("Add", [ctx.make("Mul", [steps, bin_size]), start])])
+        out.append(ctx.make("Clip", [ctx.cast_to(edge, np.int64), i64(ctx, 0, "zero"), limit]))
+    return out[0], out[1]
 
 
-def _transform(p, boxes: np.ndarray, deltas: np.ndarray, info: np.ndarray) -> np.ndarray:
-    """Apply RPN deltas (``BBoxTransformInv``/``IoUTransformInv``) and clip to the image."""
-    x1, y1, x2, y2 = (boxes[..., k] for k in range(4))
-    dx, dy, dw, dh = (deltas[..., k] for k in range(4))
-    if p.iou_loss:
-        pred = [x1 + dx, y1 + dy, x2 + dw, y2 + dh]
-    else:  # float variables, double literals: the C++ mixes both, so do we
-        d = np.float64
-        width, height = _f(d(1) * (x2 - x1) + 1.0), _f(d(1) * (y2 - y1) + 1.0)
-        cx = _f(x1.astype(d) + 0.5 * (width.astype(d) - 1.0))
-        cy = _f(y1.astype(d) + 0.5 * (height.astype(d) - 1.0))
-        pcx, pcy = (dx * width + cx).astype(d), (dy * height + cy).astype(d)
-        pw, ph = (np.exp(dw) * width).astype(d), (np.exp(dh) * height).astype(d)
-        pred = [_f(pcx - 0.5 * (pw - 1.0)), _f(pcy - 0.5 * (ph - 1.0)),
-                _f(pcx + 0.5 * (pw - 1.0)), _f(pcy + 0.5 * (ph - 1.0))]
-    lim_w, lim_h = info[1] - _f32(1), info[0] - _f32(1)
-    lims = (lim_w, lim_h, lim_w, lim_h)
-    return np.stack([np.maximum(np.minimum(v, lim), _f32(0)) for v, lim in zip(pred, lims)], -1)
+def _integral(ctx: LoweringContext) -> str:
+    """Flat float64 integral image of ``data``, ``(N, C, H + 1, W + 1)`` before flattening."""
+    x = ctx.cast_to(ctx.inputs[0], np.float64)
+    for axis in (2, 3):
+        x = ctx.make("CumSum", [x, i64(ctx, axis, "axis")])
+    x = ctx.make("Pad", [x, ctx.ints([0, 0, 1, 1, 0, 0, 0, 0], "pads")])
+    return ctx.make("Reshape", [x, ctx.ints([-1], "flat")])
 
 
-def _rpn_nms(dets: np.ndarray, thresh: float, max_keep: int) -> np.ndarray:
-    """Faster R-CNN's NMS with +1 pixel areas; ``ovr > thresh`` suppresses."""
-    x1, y1, x2, y2 = (dets[:, k] for k in range(4))
-    area = (x2 - x1 + _f32(1)) * (y2 - y1 + _f32(1))
-    thresh = _f32(thresh)
-
-    def suppress(i, js):
-        w = np.maximum(_f32(0), np.minimum(x2[i], x2[js]) - np.maximum(x1[i], x1[js]) + _f32(1))
-        h = np.maximum(_f32(0), np.minimum(y2[i], y2[js]) - np.maximum(y1[i], y1[js]) + _f32(1))
-        inter = w * h
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return inter / (area[i] + area[js] - inter) > thresh
-
-    return greedy_nms(len(dets), suppress, max_keep)
-
-
-def _proposals_one(p, anchors, scores, deltas, info):
-    """Proposals of one image: ``(post, 4)`` boxes and ``(post,)`` scores."""
-    num, height, width = scores.shape
-    shift_x = np.arange(width, dtype=np.float32) * _f32(p.feature_stride)
-    shift_y = np.arange(height, dtype=np.float32) * _f32(p.feature_stride)
-    shifts = np.stack(np.broadcast_arrays(shift_x[None, :], shift_y[:, None],
-                                          shift_x[None, :], shift_y[:, None]), -1)
-    boxes = (anchors[None, None] + shifts[:, :, None]).reshape(-1, 4)           # (H*W*A, 4)
-    score = scores.transpose(1, 2, 0).reshape(-1).copy()
-    delta = deltas.reshape(num, 4, height, width).transpose(2, 3, 0, 1).reshape(-1, 4)
-    real_h = int(info[0] / _f32(p.feature_stride))
-    real_w = int(info[1] / _f32(p.feature_stride))
-    if real_h > height or real_w > width:
-        raise ShapeError(f"Proposal: im_info {info[:2].tolist()} / feature_stride "
-                         f"{p.feature_stride} exceeds the score map ({height}, {width})")
-    boxes = _transform(p, boxes, delta, info)
-    hh, ww = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
-    padded = np.repeat(((hh >= real_h) | (ww >= real_w)).reshape(-1), num)
-    score[padded] = -1
-    min_size = _f32(p.rpn_min_size) * info[2]
-    small = ((boxes[:, 2] - boxes[:, 0] + _f32(1) < min_size)
-             | (boxes[:, 3] - boxes[:, 1] + _f32(1) < min_size))
-    boxes[small] += np.array([-1, -1, 1, 1], np.float32) * (min_size / _f32(2))
-    score[small] = -1
-    count = score.size
-    pre = min(p.rpn_pre_nms_top_n if p.rpn_pre_nms_top_n > 0 else count, count)
-    order = np.argsort(-score, kind="stable")[:pre]
-    boxes, score = boxes[order], score[order]
-    keep = _rpn_nms(boxes, p.threshold, min(p.rpn_post_nms_top_n, pre))
-    pick = keep[np.arange(p.rpn_post_nms_top_n) % len(keep)]
-    return boxes[pick], score[pick]
+def _psroi_pooling_onnx(ctx: LoweringContext) -> None:
+    p = ctx.params
+    group, size = _psroi_group(p), p.pooled_size
+    dt = np.float64 if np.dtype(ctx.dtype) == np.float64 else np.float32
+    dims = Dims(ctx)
+    index, ok, boxes = _onnx_rois(ctx, np.dtype(dt))
+    corner = ctx.cast_to(_round_away_onnx(ctx, ctx.cast_to(boxes, np.float64)), dt)
+    scale = ctx.const(dt(p.spatial_scale), "scale")
+    one = ctx.const(dt(1), "one")
+    col = [ctx.make("Slice", [corner, ctx.ints([k], "s"), ctx.ints([k + 1], "e"),
+                              ctx.ints([1], "ax")]) for k in range(4)]              # (R, 1)
+    height, width = dims.scalar(2), dims.scalar(3)
+    bounds = []
+    for lo, hi, limit in ((col[1], col[3], height), (col[0], col[2], width)):
+        start = ctx.make("Mul", [lo, scale])
+        end = ctx.make("Mul", [ctx.make("Add", [hi, one]), scale])
+        bounds.append(_psroi_bins_onnx(ctx, start, end, size, limit, dt))
+    (hs, he), (ws, we) = bounds
+    cell = np.clip(np.floor(np.arange(size, dtype=dt) * group / size).astype(np.int64), 0,
+                   group - 1)
+    chan = ((np.arange(p.output_dim)[:, None, None] * group + cell[None, :, None]) * group
+            + cell[None, None, :])
+    total = _box_sums(ctx, dims, index, ctx.const(chan[None], "chan"), (hs, he), (ws, we))
+    ys = [ctx.make("Reshape", [t, ctx.ints([0, 1, -1, 1], "y")]) for t in (hs, he)]
+    xs = [ctx.make("Reshape", [t, ctx.ints([0, 1, 1, -1], "x")]) for t in (ws, we)]
+    area = ctx.make("Mul", [ctx.make("Sub", [ys[1], ys[0]]), ctx.make("Sub", [xs[1], xs[0]])])
+    zero = ctx.const(np.float64(0), "zero")
+    mean = ctx.make("Div", [total, ctx.make("Max", [ctx.cast_to(area, np.float64),
+                                                    ctx.const(np.float64(1), "one")])])
+    out = ctx.make("Where", [ctx.make("Greater", [area, i64(ctx, 0, "zero")]), mean, zero])
+    _finish_rois(ctx, out, ok, np.dtype(np.float64))
 
 
-def _proposal_inputs(p, cls_prob, bbox_pred):
-    anchors = _base_anchors(p)
-    num = cls_prob.shape[1] // 2
-    if num != len(anchors):
-        raise OpAttributeError(f"Proposal: cls_prob has {num} anchors per position (channels / "
-                               f"2) but ratios x scales gives {len(anchors)}")
-    return anchors, cls_prob[:, num:], bbox_pred
+def _box_sums(ctx: LoweringContext, dims, index: str, chan: str, rows, cols) -> str:
+    """``I[c, y1, x1] - I[c, y0, x1] - I[c, y1, x0] + I[c, y0, x0]`` per ROI, output channel
+    and bin, from the flat integral image ``I`` of each ROI's image."""
+    integral = _integral(ctx)
+    hp = ctx.make("Add", [dims.scalar(2), i64(ctx, 1, "one")])
+    wp = ctx.make("Add", [dims.scalar(3), i64(ctx, 1, "one")])
+    b = ctx.make("Reshape", [index, ctx.ints([-1, 1, 1, 1], "b")])
+    plane = ctx.make("Add", [ctx.make("Mul", [b, dims.scalar(1)]), chan])           # (R,D,P,P)
+    ys = [ctx.make("Reshape", [t, ctx.ints([0, 1, -1, 1], "y")]) for t in rows]
+    xs = [ctx.make("Reshape", [t, ctx.ints([0, 1, 1, -1], "x")]) for t in cols]
+
+    def at(y: str, x: str) -> str:
+        flat = ctx.make("Add", [ctx.make("Mul", [ctx.make("Add", [ctx.make(
+            "Mul", [plane, hp]), y]), wp]), x])
+        return ctx.make("Gather", [integral, flat], axis=0)
+
+    total = ctx.make("Sub", [at(ys[1], xs[1]), at(ys[0], xs[1])])
+    total = ctx.make("Sub", [total, at(ys[1], xs[0])])
+    return ctx.make("Add", [total, at(ys[0], xs[0])])
 
 
-def _multi_proposal(p, cls_prob, bbox_pred, im_info):
-    require_float32("Proposal", cls_prob, bbox_pred, im_info)
-    anchors, scores, deltas = _proposal_inputs(p, cls_prob, bbox_pred)
-    info = im_info
-    rois, outs = [], []
-    for b in range(cls_prob.shape[0]):
-        boxes, score = _proposals_one(p, anchors, scores[b], deltas[b], info[b])
-        index = np.full((len(boxes), 1), b, dtype=np.float32)
-        rois.append(np.concatenate([index, boxes], axis=1))
-        outs.append(score[:, None])
-    return np.concatenate(rois), np.concatenate(outs)
-
-
-def _proposal(p, cls_prob, bbox_pred, im_info):
-    if cls_prob.shape[0] != 1:
-        raise ShapeError(f"Proposal: takes one image per call, got cls_prob "
-                         f"{fmt(cls_prob.shape)}; use MultiProposal for a batch")
-    return _multi_proposal(p, cls_prob, bbox_pred, im_info)
-
-
-def _proposal_shape_rule(per_image: bool):
-    def rule(p, in_shapes):
-        cls = in_shapes[0]
-        if cls is None:
-            return in_shapes, [None, None]
-        if len(cls) != 4:
-            raise ShapeError(f"Proposal: cls_prob must be 4-d (batch, 2*anchors, height, "
-                             f"width), got shape {fmt(cls)}")
-        bbox = merge(in_shapes[1], (cls[0], cls[1] * 2, cls[2], cls[3]), "bbox_pred: ")
-        info = merge(in_shapes[2], (cls[0], 3), "im_info: ")
-        rows = p.rpn_post_nms_top_n * (cls[0] if per_image else 1)
-        return [cls, bbox, info], [(rows, 5), (rows, 1)]
-    return rule
-
-
-for _name, _fn, _per_image in (("_contrib_Proposal", _proposal, False),
-                               ("_contrib_MultiProposal", _multi_proposal, True)):
-    op_def(
-        _name, params=_PROPOSAL_PARAMS, compute=_fn,
-        inputs=("cls_prob", "bbox_pred", "im_info"),
-        infer_shape=_proposal_shape_rule(_per_image), num_outputs=2,
-        infer_type=float32_only(_name[len("_contrib_"):], 2),
-        num_visible_outputs=lambda p: 2 if p.output_score else 1,
-        output_names=("output", "score"),
-        doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).")
-
-
-from . import _roi_onnx  # noqa: E402,F401  (attaches the ONNX export handlers)
+lowering("ROIPooling")(_roi_pooling_onnx)
+lowering("_contrib_ROIAlign")(_roi_align_onnx)
+lowering("_contrib_PSROIPooling")(_psroi_pooling_onnx)
