@@ -8,7 +8,9 @@ backwards: ``flat[index] = onnx_tensor``.
 
 Layouts: MXNet's output is ``(T, N, dirs*H)``; ONNX's ``Y`` is ``(T, dirs, N, H)`` (or
 ``(N, T, dirs, H)`` with ``layout=1``), so the output is reshaped and transposed. A
-``reverse``-only direction runs forward over the time-reversed sequence.
+``reverse``-only direction runs forward over the time-reversed sequence. GRU with
+``linear_before_reset=0`` and LSTM with peepholes are unrolled into cells
+(:mod:`._import_ops_rnn_cells`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from ..ops import registry
 from ..ops.rnn import onnx_weight_layout, rnn_param_size
 from ._import_context import ImportContext, Value, importer
+from ._import_ops_rnn_cells import unrolled_gru, unrolled_lstm
 from ._import_util import reshape
 
 __all__: list[str] = []
@@ -55,6 +58,14 @@ def _check_common(ctx: ImportContext, mode: str, acts: Sequence[str] | None, cli
         if lens is None or not isinstance(t_steps, int) or np.any(lens != t_steps):
             raise ctx.fail("sequence_lens shorter than the sequence needs use_sequence_length, "
                            "which MXNet's CPU RNN does not support")
+
+
+def _short(seq_lens: Value | None, t_steps) -> bool:
+    """``sequence_lens`` given and not known to equal the sequence length everywhere."""
+    if seq_lens is None:
+        return False
+    lens = seq_lens.const
+    return lens is None or not isinstance(t_steps, int) or bool(np.any(lens != t_steps))
 
 
 def _flat_params(ctx: ImportContext, mode: str, hidden: int, dirs: int, w: np.ndarray,
@@ -120,13 +131,16 @@ def lstm(ctx: ImportContext, x: Value, w: Value, r: Value, b: Value | None = Non
          input_forget: int = 0, layout: int = 0) -> object:
     flat, hidden, dirs, t_steps = _prepare(ctx, "lstm", x, w, r, b, hidden_size, direction,
                                            layout)
-    _check_common(ctx, "lstm", activations, clip, seq_lens, t_steps)
+    short = _short(seq_lens, t_steps)
+    _check_common(ctx, "lstm", activations, clip, None if short else seq_lens, t_steps)
     if input_forget:
         raise ctx.fail("input_forget=1 (coupled input and forget gates) has no MXNet "
                        "equivalent")
-    if p is not None and (p.const is None or np.any(p.const != 0)):
-        raise ctx.fail("peephole weights P have no MXNet RNN equivalent")
     data = x.sym if not layout else ctx.op("swapaxes", x.sym, dim1=0, dim2=1)
+    if short or p is not None and (p.const is None or np.any(p.const != 0)):  # unrolled
+        wc, rc, bc, pc = _consts(ctx, w, r, b, p)
+        return unrolled_lstm(ctx, data, t_steps, wc, rc, bc, pc, h0, c0, hidden, direction,
+                             layout, seq_lens if short else None)
     states = [_state(ctx, h0, data, dirs, hidden, layout),
               _state(ctx, c0, data, dirs, hidden, layout)]
     return _run(ctx, "lstm", x, hidden, direction, layout, flat, states)
@@ -137,15 +151,15 @@ def gru(ctx: ImportContext, x: Value, w: Value, r: Value, b: Value | None = None
         seq_lens: Value | None = None, h0: Value | None = None, *, activation_alpha=None,
         activation_beta=None, activations=None, clip=None, direction: str = "forward",
         hidden_size=None, layout: int = 0, linear_before_reset: int = 0) -> object:
-    if not linear_before_reset:
-        raise ctx.fail("linear_before_reset=0 applies the reset gate before the recurrent "
-                       "matrix; MXNet's (cuDNN's) GRU applies it after "
-                       "(linear_before_reset=1): re-export the model with "
-                       "linear_before_reset=1 (PyTorch's GRU does)")
     flat, hidden, dirs, t_steps = _prepare(ctx, "gru", x, w, r, b, hidden_size, direction,
                                            layout)
-    _check_common(ctx, "gru", activations, clip, seq_lens, t_steps)
+    short = _short(seq_lens, t_steps)
+    _check_common(ctx, "gru", activations, clip, None if short else seq_lens, t_steps)
     data = x.sym if not layout else ctx.op("swapaxes", x.sym, dim1=0, dim2=1)
+    if not linear_before_reset or short:  # MXNet's (cuDNN's) GRU resets after R: unrolled
+        wc, rc, bc = _consts(ctx, w, r, b)
+        return unrolled_gru(ctx, data, t_steps, wc, rc, bc, h0, hidden, direction, layout,
+                            seq_lens if short else None, linear_before_reset)
     return _run(ctx, "gru", x, hidden, direction, layout, flat,
                 [_state(ctx, h0, data, dirs, hidden, layout)])
 

@@ -181,6 +181,20 @@ CASES = [
     ("rnn_relu", 14, [node("RNN", ["x", "w", "r"], ["y"], hidden_size=4,
                            activations=["Relu"])], {"x": SEQ},
      {"w": _f32(1, 4, 3), "r": _f32(1, 4, 4)}, 1e-5),
+    # unrolled into cells (_import_ops_rnn_cells): what MXNet's fused RNN cannot express
+    ("gru_lbr0_bidir", 14, [node("GRU", ["x", "w", "r", "b", "", "h0"], ["y", "yh"],
+                                 hidden_size=4, direction="bidirectional")],
+     {"x": SEQ, "h0": _f32(2, 2, 4)},
+     {"w": _f32(2, 12, 3), "r": _f32(2, 12, 4), "b": _f32(2, 24)}, 1e-5),
+    ("gru_lbr1_short_seq_lens", 14, [node("GRU", ["x", "w", "r", "b", "lens"], ["y", "yh"],
+                                          hidden_size=4, linear_before_reset=1)],
+     {"x": SEQ}, {"w": _f32(1, 12, 3), "r": _f32(1, 12, 4), "b": _f32(1, 24),
+                  "lens": np.array([3, 5], np.int32)}, 1e-5),
+    ("lstm_peepholes_reverse_short", 14,
+     [node("LSTM", ["x", "w", "r", "b", "lens", "", "", "p"], ["y", "yh", "yc"], hidden_size=4,
+           direction="bidirectional")],
+     {"x": SEQ}, {"w": _f32(2, 16, 3), "r": _f32(2, 16, 4), "b": _f32(2, 32),
+                  "lens": np.array([2, 5], np.int32), "p": _f32(2, 12)}, 1e-5),
 ]
 
 
@@ -212,10 +226,12 @@ def test_op_vs_onnxruntime(case):
         np.testing.assert_allclose(g.reshape(w.shape), w, rtol=rtol, atol=rtol * 1e-1)
 
 
-def test_gru_linear_before_reset_0_is_refused_with_reason():
+def test_gru_linear_before_reset_0_needs_a_static_length():
+    """linear_before_reset=0 is unrolled into cells: the sequence length must be static."""
     model = make_model([node("GRU", ["x", "w", "r"], ["y"], hidden_size=4)], {"x": SEQ}, ["y"],
                        14, {"w": _f32(1, 12, 3), "r": _f32(1, 12, 4)})
-    with pytest.raises(UnsupportedOpError, match="linear_before_reset=1"):
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "T"
+    with pytest.raises(UnsupportedOpError, match="static sequence length"):
         import_model(model)
 
 

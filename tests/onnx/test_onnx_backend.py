@@ -75,10 +75,7 @@ EXCLUDE: dict[str, list[str]] = {
     "pooling with dilations: MXNet's Pooling has none": [r"(?i)pool.*dilation"],
     "MaxPool's Indices output: MXNet's Pooling does not return argmax": [
         r"^test_maxpool_with_argmax"],
-    "GRU linear_before_reset=0: MXNet (cuDNN) applies the reset gate after the matmul": [
-        r"^test_gru_"],
-    "LSTM peepholes / shorter sequence_lens: MXNet's CPU RNN has neither": [
-        r"^test_lstm_with_peepholes"],
+    # (GRU linear_before_reset=0, LSTM peepholes, shorter sequence_lens: unrolled into cells)
     "MXNet's mod returns 0 for a zero divisor where ONNX's (numpy's) gives NaN": [
         r"^test_mod_float_edge_cases_fmod_0"],
     "GatherND batch_dims, Einsum ellipsis, 1-D x 3-D MatMul, Resize keep_aspect_ratio": [
