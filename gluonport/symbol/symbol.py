@@ -321,19 +321,19 @@ class Symbol(OpSurface):
 
     # --- serialisation ----------------------------------------------------------------------
     def to_json_graph(self) -> dict[str, Any]:
-        from ._json import symbol_to_graph
+        from ._graphio import symbol_to_graph
 
         return symbol_to_graph(self)
 
     @classmethod
     def from_json_graph(cls, graph: Mapping[str, Any], path: str | None = None) -> Symbol:
-        from ._json import graph_to_symbol
+        from ._graphio import graph_to_symbol
 
         return graph_to_symbol(graph, path)
 
     def tojson(self, remove_amp_cast: bool = True) -> str:
         """The symbol JSON text, byte-identical to MXNet 1.9.1's ``tojson()``."""
-        from ._json import dumps_symbol
+        from ._graphio import dumps_symbol
 
         return dumps_symbol(self, remove_amp_cast)
 
@@ -506,13 +506,13 @@ def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
 
 def load_json(json_str: str) -> Symbol:
     """A Symbol from symbol JSON text of any MXNet version (``mx.sym.load_json``)."""
-    from ._json import loads_symbol
+    from ._graphio import loads_symbol
 
     return loads_symbol(json_str)
 
 
 def load(fname: str) -> Symbol:
     """A Symbol from a ``-symbol.json`` file of any MXNet version (``mx.sym.load``)."""
-    from ._json import load_symbol
+    from ._graphio import load_symbol
 
     return load_symbol(fname)

@@ -1,4 +1,4 @@
-"""Symbol <-> symbol-JSON graph (the plain-dict form of ``prefix-symbol.json``)."""
+"""Symbol <-> the graph dict of symbol JSON (``formats/symbol_json.py`` handles the file)."""
 
 from __future__ import annotations
 
