@@ -10,7 +10,9 @@ MXNet 1.9.1 runs, on every load, each upgrader whose version is greater than the
    get new variables ``<opname>_<argname>`` that copy the operator's attributes.
 3. 0.9.4: ``FSetInputVarAttrOnCompose``: BatchNorm-like ops give their moving-stat variables
    ``__init__`` ``["zero", {}]``/``["one", {}]``, PReLU its gamma ``["Constant", {"value": 0.25}]``,
-   unless the variable already has an ``__init__``.
+   UpSampling its input 1 ``["bilinear", {}]``, unless the variable already has an ``__init__``.
+   Which ops and inputs is a fact of each operator: the caller passes ``input_var_attrs`` (the
+   Symbol layer reads ``OpDef.var_attrs``); this layer knows no operator.
 4. 0.9.5: ``argmax``/``argmin`` lose ``axis="-1"`` (the axis became optional).
 
 MXNet also re-parses every node's attributes (``UpgradeJSON_Parse``); that is the Symbol
@@ -24,29 +26,19 @@ from collections.abc import Callable
 
 from ._symgraph import MXNET_VERSION, Graph, Node, make_version
 
-__all__ = ["InputNames", "upgrade_graph", "HIDDEN_KEYS"]
+__all__ = ["InputNames", "InputVarAttrs", "upgrade_graph", "HIDDEN_KEYS"]
 
 InputNames = Callable[[str, dict[str, str]], "list[str] | None"]
 """``input_names(op, attrs) -> list of argument names`` (MXNet's ``FListInputNames``, aux
 states included), or ``None`` for an unknown op."""
 
+InputVarAttrs = Callable[[str, dict[str, str], int], "list[dict[str, str]] | None"]
+"""``input_var_attrs(op, attrs, n_inputs) -> attributes per input position`` for a node with
+``n_inputs`` inputs: what MXNet's ``FSetInputVarAttrOnCompose`` gives a variable at each position
+(``{}`` where nothing), or ``None`` for an op without the rule (or unknown)."""
+
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 """MXNet 1.9.1 ``kHiddenKeys`` (src/c_api/c_api_symbolic.cc), in its order."""
-
-_ZERO, _ONE = '["zero", {}]', '["one", {}]'
-_BN_INIT = {3: _ZERO, 4: _ONE}
-_PRELU_INIT = {1: '["Constant", {"value": 0.25}]'}
-# Ops registering FSetInputVarAttrOnCompose in MXNet 1.9.1, with their aliases.
-_INIT_ON_COMPOSE: dict[str, dict[int, str]] = {
-    "BatchNorm": _BN_INIT,
-    "_npx_batch_norm": _BN_INIT,
-    "BatchNorm_v1": _BN_INIT,
-    "_contrib_BatchNormWithReLU": _BN_INIT,
-    "_contrib_SyncBatchNorm": _BN_INIT,
-    "IdentityAttachKLSparseReg": {1: _ZERO},
-    "LeakyReLU": _PRELU_INIT,
-    "_npx_leaky_relu": _PRELU_INIT,
-}
 
 
 def _looks_hidden(key: str) -> bool:
@@ -134,16 +126,20 @@ def add_missing_inputs(graph: Graph, input_names: InputNames | None) -> None:
     graph.node_row_ptr = None  # the old one no longer lines up; MXNet ignores it anyway
 
 
-def set_input_var_attrs(graph: Graph) -> None:
-    """``UpgradeJSON_000903_000904``: default ``__init__`` of BatchNorm/PReLU input variables."""
+def set_input_var_attrs(graph: Graph, input_var_attrs: InputVarAttrs | None) -> None:
+    """``UpgradeJSON_000903_000904``: the ``__init__`` MXNet's ops give their input variables
+    (BatchNorm's moving statistics, PReLU's gamma), where a variable has none yet."""
+    if input_var_attrs is None:
+        return
     for node in graph.nodes:
-        table = _INIT_ON_COMPOSE.get(node.op)
-        if table is None:
+        if node.is_variable:
             continue
+        table = input_var_attrs(node.op, dict(node.attrs), len(node.inputs))
         for index, (source_id, _, _) in enumerate(node.inputs):
             source = graph.nodes[source_id]
-            if index in table and source.is_variable and "__init__" not in source.attrs:
-                source.attrs["__init__"] = table[index]
+            if (table and index < len(table) and table[index] and source.is_variable
+                    and "__init__" not in source.attrs):
+                source.attrs.update(table[index])
 
 
 def drop_argmax_axis(graph: Graph) -> None:
@@ -154,24 +150,26 @@ def drop_argmax_axis(graph: Graph) -> None:
 
 
 _UPGRADERS = (
-    (MXNET_VERSION, lambda g, names: fix_parsing(g, names)),
-    (make_version(0, 9, 0), lambda g, names: add_missing_inputs(g, names)),
-    (make_version(0, 9, 4), lambda g, names: set_input_var_attrs(g)),
-    (make_version(0, 9, 5), lambda g, names: drop_argmax_axis(g)),
+    (MXNET_VERSION, lambda g, names, var_attrs: fix_parsing(g, names)),
+    (make_version(0, 9, 0), lambda g, names, var_attrs: add_missing_inputs(g, names)),
+    (make_version(0, 9, 4), lambda g, names, var_attrs: set_input_var_attrs(g, var_attrs)),
+    (make_version(0, 9, 5), lambda g, names, var_attrs: drop_argmax_axis(g)),
 )
 
 
-def upgrade_graph(graph: Graph, input_names: InputNames | None = None) -> Graph:
+def upgrade_graph(graph: Graph, input_names: InputNames | None = None,
+                  input_var_attrs: InputVarAttrs | None = None) -> Graph:
     """Run MXNet 1.9.1's upgraders on ``graph`` in place, as ``mx.sym.load`` does; return it.
 
     Each upgrader runs when its version is greater than ``graph.mxnet_version``, in MXNet's list
     order. A graph older than 1.9.1 then says ``mxnet_version`` 10901 in ``attrs`` (what MXNet
     writes when it saves the loaded symbol); ``graph.mxnet_version`` keeps the version read.
-    Without ``input_names`` the steps that need argument names are skipped.
+    Without ``input_names`` (``input_var_attrs``) the steps that need argument names (the
+    operators' variable attributes) are skipped.
     """
     for version, step in _UPGRADERS:
         if version > graph.mxnet_version:
-            step(graph, input_names)
+            step(graph, input_names, input_var_attrs)
     if graph.mxnet_version < MXNET_VERSION:
         graph.attrs["mxnet_version"] = ["int", MXNET_VERSION]
     return graph

@@ -32,7 +32,7 @@ from ..errors import FormatError
 from ._dmlcjson import write_graph
 from ._regular import open_regular
 from ._symgraph import MXNET_VERSION, Entry, Graph, Node, make_version, node_row_ptr
-from ._symlegacy import HIDDEN_KEYS, InputNames, upgrade_graph
+from ._symlegacy import HIDDEN_KEYS, InputNames, InputVarAttrs, upgrade_graph
 
 __all__ = [
     "Entry",
@@ -374,7 +374,8 @@ def to_dict(graph: Graph, *, top_level: bool = True) -> dict[str, Any]:
 
 
 def loads(text: str | bytes, *, path: str | None = None,
-          input_names: InputNames | None = None, upgrade: bool = True) -> Graph:
+          input_names: InputNames | None = None, upgrade: bool = True,
+          input_var_attrs: InputVarAttrs | None = None) -> Graph:
     """Read symbol JSON text, as ``mx.sym.load_json`` does, into a :class:`Graph`.
 
     Parameters
@@ -388,6 +389,11 @@ def loads(text: str | bytes, *, path: str | None = None,
         included (MXNet's ``FListInputNames``), ``None`` for an op it does not know. Only the
         legacy upgrade uses it: to move ``weight_lr_mult``-style keys to the input variable, and
         to add the aux-state variables 0.8 files omitted. Without it those steps are skipped.
+    input_var_attrs:
+        ``input_var_attrs(op, attrs, n_inputs) -> [attrs per input position] | None``: the
+        attributes an operator gives its input variables (MXNet's
+        ``FSetInputVarAttrOnCompose``: BatchNorm's moving statistics get ``__init__``). Only
+        the upgrade of files older than 0.9.4 uses it; without it that step is skipped.
     upgrade:
         Run MXNet 1.9.1's legacy upgraders (``src/nnvm/legacy_json_util.cc``), as MXNet does on
         every load. ``False`` gives the file's content with legacy keys folded in only.
@@ -414,16 +420,17 @@ def loads(text: str | bytes, *, path: str | None = None,
     """
     graph = graph_from_object(parse_json(text, path), path)
     if upgrade:
-        upgrade_graph(graph, input_names)
+        upgrade_graph(graph, input_names, input_var_attrs)
     return graph
 
 
 def load(path: str | os.PathLike[str], *, input_names: InputNames | None = None,
-         upgrade: bool = True) -> Graph:
+         upgrade: bool = True, input_var_attrs: InputVarAttrs | None = None) -> Graph:
     """Read a ``-symbol.json`` file, as ``mx.sym.load`` does. See :func:`loads`."""
     with open_regular(path, "symbol JSON file") as f:
         data = f.read()
-    return loads(data, path=os.fspath(path), input_names=input_names, upgrade=upgrade)
+    return loads(data, path=os.fspath(path), input_names=input_names, upgrade=upgrade,
+                 input_var_attrs=input_var_attrs)
 
 
 def dumps(graph: Graph) -> str:

@@ -159,12 +159,14 @@ def dumps_symbol(sym: Any, remove_amp_cast: bool = True) -> str:
 def loads_symbol(text: str, path: str | None = None) -> Any:
     from ..formats import symbol_json
 
-    graph = symbol_json.loads(text, path=path, input_names=_input_names)
+    graph = symbol_json.loads(text, path=path, input_names=_input_names,
+                              input_var_attrs=registry.input_var_attrs_by_name)
     return graph_to_symbol(symbol_json.to_dict(graph), path)
 
 
 def load_symbol(path: str) -> Any:
     from ..formats import symbol_json
 
-    graph = symbol_json.load(path, input_names=_input_names)
+    graph = symbol_json.load(path, input_names=_input_names,
+                             input_var_attrs=registry.input_var_attrs_by_name)
     return graph_to_symbol(symbol_json.to_dict(graph), str(path))

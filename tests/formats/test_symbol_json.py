@@ -52,6 +52,17 @@ def input_names(op: str, attrs: dict[str, str]) -> list[str] | None:
     return table.get(op)
 
 
+def input_var_attrs(op: str, attrs: dict[str, str], n: int) -> list[dict[str, str]] | None:
+    """MXNet's FSetInputVarAttrOnCompose (by input position) for the ops in the legacy goldens."""
+    table = {"BatchNorm": {3: '["zero", {}]', 4: '["one", {}]'},
+             "LeakyReLU": {1: '["Constant", {"value": 0.25}]'}}.get(op)
+    return None if table is None else [
+        {"__init__": table[i]} if i in table else {} for i in range(n)]
+
+
+# what the Symbol layer passes the upgrader, from the operator registry
+STAND_IN = {"input_names": input_names, "input_var_attrs": input_var_attrs}
+
 AUX_INPUTS = {"BatchNorm": (3, 4)}  # FMutateInputs
 ALIASES = {"_npx_fully_connected": "FullyConnected", "_npx_activation": "Activation"}
 
@@ -103,7 +114,7 @@ def test_mxnet_file_round_trips_byte_for_byte(name):
 
 @pytest.mark.parametrize("name", MXNET_FILES)
 def test_mxnet_file_loads_like_mxnet(name):
-    graph = sj.loads(read(name), path=name, input_names=input_names)
+    graph = sj.loads(read(name), path=name, **STAND_IN)
     view = MANIFEST[name]
     assert arguments_and_aux(graph) == (view["list_arguments"], view["list_auxiliary_states"])
     assert sj.loads(view["resaved"]) == graph  # MXNet's own re-save is the same graph
@@ -143,7 +154,7 @@ def _canonical(graph: Graph) -> Graph:
 @pytest.mark.parametrize("name", LEGACY_FILES)
 def test_legacy_upgrade_equals_mxnet_upgrade(name):
     view = MANIFEST[name]
-    ours = _canonical(sj.loads(read(name), path=name, input_names=input_names))
+    ours = _canonical(sj.loads(read(name), path=name, **STAND_IN))
     theirs = sj.loads(view["resaved"], upgrade=False)
     assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]
     assert ours.nodes == theirs.nodes
@@ -154,7 +165,7 @@ def test_legacy_upgrade_equals_mxnet_upgrade(name):
 
 @pytest.mark.parametrize("name", LEGACY_FILES)
 def test_legacy_resave_is_byte_identical_to_mxnet(name):
-    ours = _canonical(sj.loads(read(name), path=name, input_names=input_names))
+    ours = _canonical(sj.loads(read(name), path=name, **STAND_IN))
     # node_row_ptr is build-dependent and ignored on load; take MXNet's, check the rest.
     ours.node_row_ptr = sj.loads(MANIFEST[name]["resaved"]).node_row_ptr
     assert sj.dumps(ours) == MANIFEST[name]["resaved"]
@@ -169,14 +180,14 @@ def test_legacy_resave_is_byte_identical_to_mxnet(name):
     ("legacy/handwritten_v2_0-symbol.json", 20000),
 ])
 def test_version_read_is_reported(name, version):
-    graph = sj.loads(read(name), input_names=input_names)
+    graph = sj.loads(read(name), **STAND_IN)
     assert graph.mxnet_version == version
     expected = 20000 if version > 10901 else 10901
     assert graph.attrs["mxnet_version"] == ["int", expected]
 
 
 def test_save_000800_facts_from_formats_md():
-    graph = sj.loads(read("legacy/save_000800.json"), input_names=input_names)
+    graph = sj.loads(read("legacy/save_000800.json"), **STAND_IN)
     by_name = {n.name: n for n in graph.nodes}
     assert by_name["fc1_weight"].attrs["__lr_mult__"] == "1.2"  # moved from fc1.weight_lr_mult
     assert by_name["fc1_weight"].attrs["weight_lr_mult"] == "1.2"  # on a variable: kept
@@ -247,7 +258,7 @@ FIX_PARSING_CASES = [
 @pytest.mark.parametrize("case", FIX_PARSING_CASES, ids=[c[0] for c in FIX_PARSING_CASES])
 def test_fix_parsing(case):
     _, version, op_attrs, var_attrs, want_op, want_var = case
-    graph = sj.loads(_fc_graph(version, op_attrs, var_attrs), input_names=input_names)
+    graph = sj.loads(_fc_graph(version, op_attrs, var_attrs), **STAND_IN)
     assert {k: v for k, v in graph.nodes[3].attrs.items() if k != "num_hidden"} == want_op
     assert graph.nodes[1].attrs == want_var
 
@@ -269,13 +280,13 @@ def _bn_text(version: int, n_inputs: int, extra: dict | None = None) -> str:
     (905, False, False), (10901, False, False),
 ])
 def test_upgrader_version_thresholds(version, init_added, axis_dropped):
-    graph = sj.loads(_bn_text(version, 5), input_names=input_names)
+    graph = sj.loads(_bn_text(version, 5), **STAND_IN)
     assert ("__init__" in graph.nodes[3].attrs) == init_added
     assert ("axis" not in graph.nodes[-1].attrs) == axis_dropped
 
 
 def test_missing_aux_inputs_added_before_their_op_and_references_shift():
-    graph = sj.loads(_bn_text(800, 3, {"moving_mean_lr_mult": "7"}), input_names=input_names)
+    graph = sj.loads(_bn_text(800, 3, {"moving_mean_lr_mult": "7"}), **STAND_IN)
     assert [n.name for n in graph.nodes] == [
         "data", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "bn", "am"]
     assert graph.nodes[5].inputs == [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (4, 0, 0)]
@@ -289,7 +300,7 @@ def test_missing_aux_inputs_added_before_their_op_and_references_shift():
 
 
 def test_version_0_9_files_do_not_get_missing_inputs():
-    graph = sj.loads(_bn_text(900, 3), input_names=input_names)
+    graph = sj.loads(_bn_text(900, 3), **STAND_IN)
     assert len(graph.nodes) == 5
 
 
@@ -491,7 +502,7 @@ def test_bad_file_raises_format_error_naming_file_and_node(case):
     _, source, expected = case
     text = source if isinstance(source, str) else json.dumps(source(_base()))
     with pytest.raises(FormatError) as info:
-        sj.loads(text, path="bad-symbol.json", input_names=input_names)
+        sj.loads(text, path="bad-symbol.json", **STAND_IN)
     message = str(info.value)
     assert message.startswith("bad-symbol.json: ")
     assert info.value.path == "bad-symbol.json"
@@ -501,7 +512,7 @@ def test_bad_file_raises_format_error_naming_file_and_node(case):
 
 def test_error_cases_are_otherwise_valid():
     # The mutations above break exactly one thing: the base file itself loads.
-    graph = sj.loads(json.dumps(_base()), input_names=input_names)
+    graph = sj.loads(json.dumps(_base()), **STAND_IN)
     assert [n.name for n in graph.nodes] == ["data", "fc1_weight", "fc1_bias", "fc1", "relu1"]
 
 
@@ -542,7 +553,7 @@ def test_every_golden_and_our_output_validate(name):
     pytest.importorskip("jsonschema")
     text = read(name)
     validate_symbol_json(text, name)
-    written = sj.dumps(sj.loads(text, input_names=input_names))
+    written = sj.dumps(sj.loads(text, **STAND_IN))
     assert schema_violations(json.loads(written)) == []
     validate_symbol_json(written, name)
 
