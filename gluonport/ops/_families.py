@@ -6,11 +6,17 @@ which the ``nd``/``sym`` namespaces are generated in); keep it when moving a fil
 
 # isort: off
 from .vision import detection  # noqa: F401
-from . import contrib, conv, custom, elemwise  # noqa: F401
+from .nn import attention  # noqa: F401
+from .math import contrib  # noqa: F401
+from .vision import sampling  # noqa: F401
+from .nn import deformable  # noqa: F401
+from .vision import correlation  # noqa: F401
+from . import conv, custom, elemwise  # noqa: F401
 from .vision import image  # noqa: F401
 from . import indexing, init, linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
-from . import nn, norm, optimizer, optimizer_multi, output, pool, random  # noqa: F401
+from .nn import dense  # noqa: F401
+from . import norm, optimizer, optimizer_multi, output, pool, random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
 from . import resize, rnn  # noqa: F401
 from .vision import roi, proposal  # noqa: F401

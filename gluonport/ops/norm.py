@@ -43,7 +43,7 @@ from ..attrs import Bool, Enum, Float, Int, Optional, Str
 from ..errors import OpAttributeError, ShapeError
 from ._shape import fmt, merge, norm_axis
 from .lowering import LoweringContext, lowering
-from .nn import (
+from .nn.dense import (
     named,
     onnx_compute,
     onnx_input_as,

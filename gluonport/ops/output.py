@@ -32,7 +32,7 @@ from ..attrs import Bool, Enum, Float
 from ..errors import DTypeError, ShapeError
 from ._shape import fmt, known, merge
 from .lowering import LoweringContext, lowering
-from .nn import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
+from .nn.dense import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
 from .registry import OpDef, register
 
 __all__: list[str] = []

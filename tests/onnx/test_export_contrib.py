@@ -1,4 +1,4 @@
-"""ONNX export of the contrib ops (gluonport/ops/contrib.py) against MXNet 1.9.1's goldens
+"""ONNX export of the contrib ops (ops/nn/attention.py, deformable.py, ...) against MXNet 1.9.1
 (tests/golden/ops/contrib.npz), at each op's first exportable opset (13; GridSample 16;
 DeformConv 19) and the newest; below that opset the export is refused with the reason. Also
 dynamic seq/batch for the attention ops, dynamic maps, deformable convolution at the borders

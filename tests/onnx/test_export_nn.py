@@ -1,5 +1,5 @@
 """ONNX export of dense layers, activations, dropout and the softmax family
-(gluonport/ops/nn.py) against MXNet 1.9.1's goldens (tests/golden/ops/nn.npz), at opset 13 and
+(gluonport/ops/nn/dense.py) against MXNet 1.9.1's goldens (tests/golden/ops/nn.npz), at opset 13 and
 the newest opset, with weights as graph inputs and as initializers; plus what a case table
 cannot say: PReLU's slope layout, rrelu's mask, dropout in mode='always', dynamic batch.
 

@@ -1,4 +1,5 @@
-"""Case table for gluonport/ops/contrib.py (plain data; see tests/ops/_check.py)."""
+"""Case table for the contrib ops (ops/nn/attention.py, deformable.py, math/contrib.py,
+vision/sampling.py, correlation.py) (plain data; see tests/ops/_check.py)."""
 
 F = {"shape": (2, 3, 4)}
 # interleaved projections: (seq, batch, heads * k * head_dim)

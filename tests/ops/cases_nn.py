@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/nn.py (plain data; see tests/ops/_check.py)."""
+"""Case table for gluonport/ops/nn/dense.py (plain data; see tests/ops/_check.py)."""
 
 
 def _f(*shape, dtype="float32", low=-1.0, high=1.0):

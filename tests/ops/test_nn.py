@@ -10,7 +10,7 @@ import pytest
 import gluonport as mx
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError
 from gluonport.ops import registry
-from gluonport.ops.nn import erfc
+from gluonport.ops.nn.dense import erfc
 
 
 def _x():

@@ -17,7 +17,7 @@ The exporter picks the newest handler whose ``since`` is <= the target opset.
 Shared helpers (documented interfaces; import them from here or the submodule named):
 
 * this module: :func:`deliver` (the one way to make a tensor an output), :func:`simple`,
-  :func:`scalar_binary`, :func:`const_like`, :func:`reshape_to_rank`;
+  :func:`scalar_binary`, :func:`const_like`, :func:`const_as`, :func:`reshape_to_rank`;
 * :mod:`.dims`: static/dynamic dims (:class:`~.dims.Dims`, ``build_shape``, ``reshape_to``);
 * :mod:`.window`: pads, strides, windows and pooling pieces for conv/pool/resize lowerings;
 * :mod:`.math`: elementwise math with MXNet's semantics on onnxruntime's kernels (``Builder``).
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..registry import OpDef
 
 __all__ = ["LoweringContext", "Lowering", "lowering", "deliver", "simple", "scalar_binary",
-           "const_like", "reshape_to_rank"]
+           "const_like", "const_as", "reshape_to_rank"]
 
 
 @runtime_checkable
@@ -150,6 +150,11 @@ def const_like(ctx: LoweringContext, value: Any, i: int = 0, hint: str = "scalar
     """A scalar constant in the dtype of input ``i`` (ONNX needs equal dtypes)."""
     dt = ctx.in_dtypes[i] if ctx.in_dtypes and ctx.in_dtypes[i] is not None else np.float32
     return ctx.const(np.asarray(value, dtype=dt), hint)
+
+
+def const_as(ctx: LoweringContext, value: Any, dtype: Any, hint: str = "c") -> str:
+    """A constant of ``value`` in ``dtype``."""
+    return ctx.const(np.asarray(value, dtype=dtype), hint)
 
 
 def scalar_binary(op_type: str, reverse: bool = False) -> Lowering:

@@ -36,13 +36,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
-from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._shape import fmt, merge, norm_axis
-from .lowering import LoweringContext, lowering
-from .lowering.math import onnx_input_as
-from .registry import InPlace, OpDef, register
+from ... import dtypes
+from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ...errors import DTypeError, OpAttributeError, ShapeError
+from .._shape import fmt, merge, norm_axis
+from ..lowering import LoweringContext, lowering
+from ..lowering.math import onnx_input_as
+from ..registry import InPlace, OpDef, register
 
 __all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "NO_DOUBLE_KERNEL",
            "named", "onnx_work_dtype", "onnx_input_as", "onnx_compute", "onnx_reduce",
@@ -295,7 +295,7 @@ register(OpDef(
 # --- Dropout -------------------------------------------------------------------------------------
 def _rng() -> np.random.Generator:
     """The generator for dropout masks: ``gluonport.random``'s, so ``mx.random.seed`` applies."""
-    from .._rng import generator
+    from ..._rng import generator
 
     return generator()
 

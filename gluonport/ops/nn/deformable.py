@@ -1,0 +1,230 @@
+"""Deformable convolution: DCNv1 (``_contrib_DeformableConvolution``) and DCNv2
+(``_contrib_ModulatedDeformableConvolution``), ``contrib/nn/deformable_im2col.h`` and
+``modulated_deformable_im2col.h``, with their ONNX lowerings (``DeformConv``, opset 19+).
+
+DCNv1 samples inside ``[0, H)`` and clamps the far corner, DCNv2 samples inside ``(-1, H)`` and
+reads outside corners as zero (two different MXNet kernels, kept as they are).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...attrs import Bool, Enum, Int, Optional, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, const_as, lowering
+from ..lowering.dims import Dims
+from ..registry import OpDef, register
+
+__all__: list[str] = []
+
+
+# --- deformable convolution ------------------------------------------------------------------
+_LAYOUTS = Optional(Enum(("NCDHW", "NCHW", "NCW")))
+
+
+def _dcn_params(modulated: bool) -> dict:
+    fields = {"kernel": Shape(), "stride": Shape(()), "dilate": Shape(()), "pad": Shape(()),
+              "num_filter": Int(), "num_group": Int(1), "num_deformable_group": Int(1),
+              "workspace": Int(1024), "no_bias": Bool(False)}
+    if modulated:
+        fields["im2col_step"] = Int(64)
+    fields["layout"] = _LAYOUTS
+    return fields
+
+
+def _dcn_geometry(p, op: str) -> tuple[tuple[int, int], ...]:
+    """Kernel, stride, dilate, pad as pairs (MXNet fills 1, 1, 0 when empty); 2-d only."""
+    if len(p.kernel) != 2 or p.layout not in (None, "NCHW"):
+        raise OpAttributeError(f"{op}: only 2-d kernels in NCHW layout are implemented (as in "
+                               f"MXNet), got kernel={p.kernel} layout={p.layout}")
+    out = [tuple(p.kernel)]
+    for value, default in ((p.stride, (1, 1)), (p.dilate, (1, 1)), (p.pad, (0, 0))):
+        out.append(tuple(value) if len(value) else default)
+    return tuple(out)
+
+
+def _dcn_shape_rule(modulated: bool, op: str):
+    def rule(p, in_shapes):
+        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = _dcn_geometry(p, op)
+        data = in_shapes[0]
+        ins = list(in_shapes)
+        n_out = [None]
+        if data is None:
+            return ins, n_out
+        if len(data) != 4:
+            raise ShapeError(f"{op}: data must be 4-d NCHW, got shape {fmt(data)}")
+        for what, div in (("num_group", p.num_group), ("num_deformable_group",
+                                                        p.num_deformable_group)):
+            if data[1] and data[1] % div:
+                raise ShapeError(f"{op}: data channels {data[1]} must divide by {what}={div}")
+        w = 2 + modulated
+        ins[w] = merge(ins[w], (p.num_filter, data[1] // p.num_group, kh, kw), f"{op} weight: ")
+        if not p.no_bias:
+            ins[w + 1] = merge(ins[w + 1], (p.num_filter,), f"{op} bias: ")
+        oh = (data[2] + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1 if data[2] else 0
+        ow = (data[3] + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1 if data[3] else 0
+        taps = p.num_deformable_group * kh * kw
+        ins[1] = merge(ins[1], (data[0], 2 * taps, oh, ow), f"{op} offset: ")
+        if modulated:
+            ins[2] = merge(ins[2], (data[0], taps, oh, ow), f"{op} mask: ")
+            if data[0] > p.im2col_step and data[0] % p.im2col_step:
+                raise ShapeError(f"{op}: batch size {data[0]} must be at most or divide "
+                                 f"im2col_step={p.im2col_step}")
+        return ins, [(data[0], p.num_filter, oh, ow)]
+    return rule
+
+
+def _deform_sample(img: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                   modulated: bool) -> np.ndarray:
+    """Bilinear samples ``(N, C, L)`` of ``img (N, C, H, W)`` at ``rows, cols (N, L)``.
+
+    DCNv1 samples inside ``[0, H) x [0, W)`` and clamps the far corner to the border;
+    DCNv2 samples inside ``(-1, H) x (-1, W)`` and reads corners outside the image as zero.
+    """
+    n, c, h, w = img.shape
+    dt = img.dtype
+    if modulated:
+        inside = (rows > -1) & (cols > -1) & (rows < h) & (cols < w)
+    else:
+        inside = (rows >= 0) & (cols >= 0) & (rows < h) & (cols < w)
+    r0 = np.floor(np.where(inside, rows, 0)).astype(np.int64)
+    c0 = np.floor(np.where(inside, cols, 0)).astype(np.int64)
+    lr, lc = (rows - r0).astype(dt), (cols - c0).astype(dt)
+    if modulated:
+        r1, c1 = r0 + 1, c0 + 1
+    else:
+        r_edge, c_edge = r0 >= h - 1, c0 >= w - 1
+        r1, c1 = np.where(r_edge, h - 1, r0 + 1), np.where(c_edge, w - 1, c0 + 1)
+        lr, lc = np.where(r_edge, 0, lr).astype(dt), np.where(c_edge, 0, lc).astype(dt)
+    flat = img.reshape(n, c, h * w)
+    out = np.zeros((n, c, rows.shape[1]), dtype=dt)
+    for rr, wr in ((r0, 1 - lr), (r1, lr)):
+        for cc, wc in ((c0, 1 - lc), (c1, lc)):
+            ok = inside & (rr >= 0) & (rr <= h - 1) & (cc >= 0) & (cc <= w - 1)
+            idx = np.where(ok, rr * w + cc, 0)[:, None, :]
+            vals = np.take_along_axis(flat, idx, axis=2)
+            out += np.where(ok[:, None], vals * (wr * wc)[:, None], 0).astype(dt)
+    return out
+
+
+def _dcn_columns(p, data, offset, mask, geometry, out_hw) -> np.ndarray:
+    """Deformable im2col: ``(N, C, kh*kw, L)``, looping over kernel taps and offset groups."""
+    (kh, kw), (sh, sw), (dh, dw), (ph, pw) = geometry
+    n, chans = data.shape[:2]
+    oh, ow = out_hw
+    groups = p.num_deformable_group
+    per = chans // groups
+    base_r = (np.arange(oh) * sh - ph)[:, None].repeat(ow, 1).reshape(-1)
+    base_c = (np.arange(ow) * sw - pw)[None, :].repeat(oh, 0).reshape(-1)
+    off = offset.reshape(n, groups, kh * kw, 2, oh * ow)
+    cols = np.empty((n, chans, kh * kw, oh * ow), dtype=data.dtype)
+    for g in range(groups):
+        img = data[:, g * per:(g + 1) * per]
+        for k in range(kh * kw):
+            i, j = divmod(k, kw)
+            rows = (base_r + i * dh).astype(data.dtype) + off[:, g, k, 0]
+            cc = (base_c + j * dw).astype(data.dtype) + off[:, g, k, 1]
+            val = _deform_sample(img, rows, cc, mask is not None)
+            if mask is not None:
+                val = val * mask.reshape(n, groups, kh * kw, 1, oh * ow)[:, g, k]
+            cols[:, g * per:(g + 1) * per, k] = val
+    return cols
+
+
+def _deformable_conv(modulated: bool, op: str):
+    def compute(p, data, offset, *rest):
+        mask = rest[0] if modulated else None
+        weight = rest[1] if modulated else rest[0]
+        bias = None if p.no_bias else rest[-1]
+        geometry = _dcn_geometry(p, op)
+        out_shape = _dcn_shape_rule(modulated, op)(p, [data.shape, offset.shape] + [
+            r.shape for r in rest])[1][0]
+        cols = _dcn_columns(p, data, offset, mask, geometry, out_shape[2:])
+        n, g = data.shape[0], p.num_group
+        cols = cols.reshape(n, g, -1, cols.shape[-1])                         # (N, g, CgK, L)
+        w = weight.reshape(g, p.num_filter // g, -1)                           # (g, O/g, CgK)
+        out = np.matmul(w, cols).reshape(out_shape)                           # (N, g, O/g, L)
+        if bias is not None:
+            out = out + bias.reshape(1, -1, 1, 1)
+        return out.astype(data.dtype, copy=False)
+    return compute
+
+
+for _name, _mod in (("_contrib_DeformableConvolution", False),
+                    ("_contrib_ModulatedDeformableConvolution", True)):
+    _ins = ("data", "offset") + (("mask",) if _mod else ()) + ("weight",)
+    register(OpDef(
+        _name, params=_dcn_params(_mod), compute=_deformable_conv(_mod, _name[9:]),
+        inputs=lambda p, _ins=_ins: _ins if p.no_bias else _ins + ("bias",),
+        infer_shape=_dcn_shape_rule(_mod, _name[9:]),
+        doc="Deformable convolution (DCNv1; DCNv2 multiplies each sample by a mask)."))
+
+
+# --- deformable convolution ------------------------------------------------------------------
+def _dcn_onnx(modulated: bool):
+    def handler(ctx: LoweringContext) -> None:
+        p = ctx.params
+        (kh, kw), stride, dilate, pad = _dcn_geometry(p, ctx.node.op.name)
+        weight = ctx.inputs[3 if modulated else 2]
+        bias = "" if p.no_bias else ctx.inputs[-1]
+        offset, mask = ctx.inputs[1], ctx.inputs[2] if modulated else None
+        if not modulated:
+            offset, mask = _dcnv1_sampling(ctx, (kh, kw), stride, dilate, pad)
+        ctx.make("DeformConv", [ctx.inputs[0], weight, offset, bias, mask],
+                 outputs=[ctx.outputs[0]], kernel_shape=[kh, kw], strides=list(stride),
+                 dilations=list(dilate), pads=list(pad) * 2, group=p.num_group,
+                 offset_group=p.num_deformable_group)
+    return handler
+
+
+def _dcnv1_sampling(ctx: LoweringContext, kernel, stride, dilate, pad) -> tuple[str, str]:
+    """(offsets, mask) making DeformConv's DCNv2 sampling equal MXNet's DCNv1: samples outside
+    ``[0, H) x [0, W)`` masked out, samples in ``[H - 1, H)`` moved onto ``H - 1`` exactly (MXNet
+    clamps the far corner there, DeformConv would blend in a zero row)."""
+    dt = np.dtype(ctx.dtype)
+    groups = ctx.params.num_deformable_group
+    big = np.iinfo(np.int64).max
+    data, odims = Dims(ctx, 0), Dims(ctx, 1)
+    size = [ctx.cast_to(data.scalar(a), dt) for a in (2, 3)]
+    new, inside = [], []
+    for axis in (0, 1):
+        base = _tap_base(ctx, odims, axis, kernel, (stride[axis], dilate[axis], pad[axis]),
+                         groups, dt)
+        off = ctx.make("Slice", [ctx.inputs[1], ctx.ints([axis], "s"), ctx.ints([big], "e"),
+                                 ctx.ints([1], "ax"), ctx.ints([2], "step")])    # (N, G*K, Ho, Wo)
+        pos = ctx.make("Add", [base, off])
+        top = ctx.make("Sub", [size[axis], const_as(ctx, 1, dt, "one")])
+        low = ctx.make("GreaterOrEqual", [pos, const_as(ctx, 0, dt, "zero")])
+        inside.append(ctx.make("And", [low, ctx.make("Less", [pos, size[axis]])]))
+        clamp = ctx.make("Sub", [top, base])
+        new.append(ctx.make("Where", [ctx.make("GreaterOrEqual", [pos, top]), clamp, off]))
+    stacked = ctx.make("Concat", [ctx.make("Unsqueeze", [t, ctx.ints([2], "axes")]) for t in new],
+                       axis=2)
+    offset = ctx.make("Reshape", [stacked, ctx.make("Shape", [ctx.inputs[1]])])
+    mask = ctx.cast_to(ctx.make("And", inside), dt)
+    return offset, mask
+
+
+def _tap_base(ctx: LoweringContext, odims, axis: int, kernel, step: tuple[int, int, int],
+              groups: int,
+              dt) -> str:
+    """Integer sample position ``o * stride - pad + tap * dilate`` as ``(1, G*K, Ho, 1)`` (y) or
+    ``(1, G*K, 1, Wo)`` (x), in ``dt``."""
+    kh, kw = kernel
+    stride, dilate, pad = step
+    tap = np.arange(kh * kw)
+    along = (tap // kw) if axis == 0 else (tap % kw)
+    per_tap = np.tile(along * dilate - pad, groups).astype(dt)
+    out_len = odims.scalar(2 + axis)
+    o = ctx.make("Range", [ctx.const(np.asarray(0, np.int64), "zero"), out_len,
+                           ctx.const(np.asarray(1, np.int64), "one")])
+    o = ctx.make("Mul", [ctx.cast_to(o, dt), const_as(ctx, stride, dt, "stride")])
+    o = ctx.make("Reshape", [o, ctx.ints([1, 1, -1, 1] if axis == 0 else [1, 1, 1, -1], "o")])
+    shape = [1, -1, 1, 1]
+    return ctx.make("Add", [o, ctx.const(per_tap.reshape(shape), "taps")])
+
+
+lowering("_contrib_DeformableConvolution", since=19)(_dcn_onnx(False))  # DeformConv is 19+
+lowering("_contrib_ModulatedDeformableConvolution", since=19)(_dcn_onnx(True))

@@ -1,0 +1,242 @@
+"""The spatial-transformer family: GridGenerator, BilinearSampler, SpatialTransformer
+(``src/operator/grid_generator-inl.h``, ``bilinear_sampler.cc``, ``spatial_transformer.cc``),
+with their ONNX lowerings (``GridSample``, opset 16+, for the samplers).
+
+Grids hold normalized ``(x, y)`` in ``[-1, 1]``; the samplers read zero outside the input.
+Hidden outputs (BilinearSampler's ``tmp``, GridGenerator's ``grid_dst``, ...) are returned with
+MXNet's shapes for graph bookkeeping.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...attrs import Bool, Enum, Optional, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, const_as, deliver, lowering
+from ..lowering.dims import Dims
+from .boxes import op_def
+
+__all__ = ["bilinear_sample", "affine_grid_dst"]
+
+
+# --- grids and bilinear sampling -------------------------------------------------------------
+def bilinear_sample(data: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """MXNet's BilinearSampler kernel: sample ``data (N, C, H, W)`` at normalized grid points
+    ``gx, gy (N, Ho, Wo)`` in ``[-1, 1]``; corners outside the input read as zero."""
+    n, c, h, w = data.shape
+    dt = data.dtype
+    x = ((gx.astype(dt) + 1) * (w - 1) / 2).astype(dt)
+    y = ((gy.astype(dt) + 1) * (h - 1) / 2).astype(dt)
+    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
+    wx = (1.0 - (x - x0).astype(np.float64)).astype(dt).astype(np.float64)
+    wy = (1.0 - (y - y0).astype(np.float64)).astype(dt).astype(np.float64)
+    flat = data.reshape(n, c, h * w)
+    out = np.zeros((n, c) + gx.shape[1:], dtype=np.float64)
+    for dy, fy in ((0, wy), (1, 1.0 - wy)):
+        for dx, fx in ((0, wx), (1, 1.0 - wx)):
+            xi, yi = x0 + dx, y0 + dy
+            inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+            idx = np.where(inside, yi * w + xi, 0).reshape(n, 1, -1)
+            vals = np.take_along_axis(flat, idx, axis=2).reshape(out.shape)
+            out += np.where(inside[:, None], vals, 0) * (fy * fx)[:, None]
+    return out.astype(dt)
+
+
+def _sampler(p, data, grid):
+    out = bilinear_sample(data, grid[:, 0], grid[:, 1])
+    return out, np.ascontiguousarray(grid.transpose(0, 2, 3, 1))
+
+
+def _sampler_shape(p, in_shapes):
+    data, grid = in_shapes
+    for s, what in ((data, "data"), (grid, "grid")):
+        if s is not None and len(s) != 4:
+            raise ShapeError(f"BilinearSampler: {what} must be 4-d, got shape {fmt(s)}")
+    if grid is not None and grid[1] not in (0, 2):
+        raise ShapeError(f"BilinearSampler: grid {fmt(grid)} must be (batch, 2, height, width)")
+    if data is None or grid is None:
+        return in_shapes, [None, None]
+    if data[0] and grid[0] and data[0] != grid[0]:
+        raise ShapeError(f"BilinearSampler: data {fmt(data)} and grid {fmt(grid)} differ in "
+                         "batch size")
+    return in_shapes, [(data[0], data[1], grid[2], grid[3]), (grid[0], grid[2], grid[3], 2)]
+
+
+op_def(
+    "BilinearSampler", params={"cudnn_off": Optional(Bool())}, compute=_sampler,
+    inputs=("data", "grid"), infer_shape=_sampler_shape, num_outputs=2,
+    num_visible_outputs=1, output_names=("output", "tmp"),
+    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.")
+
+
+def affine_grid_dst(height: int, width: int, dtype) -> np.ndarray:
+    """GridGenerator's target grid ``(3, H*W)``: rows x, y (in ``[-1, 1]``) and ones."""
+    dt = np.dtype(dtype).type
+    i = np.arange(height * width, dtype=dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gx = dt(-1.0) + (i % dt(width)) * dt(2.0 / (width - 1) if width > 1 else np.inf)
+        gy = dt(-1.0) + np.floor(i / dt(width)) * dt(2.0 / (height - 1) if height > 1
+                                                      else np.inf)
+    return np.stack([gx, gy, np.ones_like(gx)]).astype(dt)
+
+
+def _target(p, op: str) -> tuple[int, int]:
+    if len(p.target_shape) != 2 or min(p.target_shape) < 1:
+        raise OpAttributeError(f"{op}: target_shape={p.target_shape} must be two positive ints "
+                               "(height, width)")
+    return p.target_shape[0], p.target_shape[1]
+
+
+def _grid_generator(p, data):
+    dt = data.dtype
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        dst = affine_grid_dst(h, w, dt)
+        out = data.reshape(-1, 3) @ dst
+        return out.reshape(data.shape[0], 2, h, w).astype(dt), dst
+    n, _, h, w = data.shape
+    dst = np.stack(np.meshgrid(np.arange(w, dtype=dt), np.arange(h, dtype=dt)))
+    half = np.array([(dt.type(w) - 1.0) / 2.0, (dt.type(h) - 1.0) / 2.0]).astype(dt)
+    return ((data + dst) / half[:, None, None] - 1).astype(dt), dst
+
+
+def _grid_shape(p, in_shapes):
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None, None]
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        if len(data) != 2 or data[1] not in (0, 6):
+            raise ShapeError(f"GridGenerator: affine data must be (batch, 6), got {fmt(data)}")
+        return in_shapes, [(data[0], 2, h, w), (3, h * w)]
+    if len(data) != 4 or data[1] not in (0, 2):
+        raise ShapeError(f"GridGenerator: warp data must be a (batch, 2, height, width) flow, "
+                         f"got {fmt(data)}")
+    return in_shapes, [tuple(data), (2, data[2], data[3])]
+
+
+op_def(
+    "GridGenerator",
+    params={"transform_type": Enum(("affine", "warp")), "target_shape": Shape((0, 0))},
+    compute=_grid_generator, infer_shape=_grid_shape, num_outputs=2, num_visible_outputs=1,
+    output_names=("output", "grid_dst"),
+    doc="Sampling grid from an affine matrix or an optical-flow field.")
+
+
+def _stn_dst(h: int, w: int, dtype) -> np.ndarray:
+    """SpatialTransformer's target grid ``(3, H*W)``, computed in double then cast (its own
+    arithmetic, not GridGenerator's)."""
+    i = np.arange(h * w, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.stack([-1.0 + i % w * 2.0 / (w - 1), -1.0 + (i // w) * 2.0 / (h - 1),
+                         np.ones_like(i)]).astype(dtype)
+
+
+def _spatial_transformer(p, data, loc):
+    h, w = _target(p, "SpatialTransformer")
+    dt = data.dtype
+    dst = _stn_dst(h, w, dt)
+    src = (loc.reshape(-1, 2, 3) @ dst).astype(dt)                          # (N, 2, H*W)
+    grid = src.reshape(-1, 2, h, w)
+    return bilinear_sample(data, grid[:, 0], grid[:, 1]), dst, src
+
+
+def _stn_shape(p, in_shapes):
+    data, loc = in_shapes
+    h, w = _target(p, "SpatialTransformer")
+    if data is not None and len(data) != 4:
+        raise ShapeError(f"SpatialTransformer: data must be 4-d, got shape {fmt(data)}")
+    if data is None:
+        return in_shapes, [None, (3, h * w), None]
+    loc = merge(loc, (data[0], 6), "SpatialTransformer loc: ")
+    return [data, loc], [(data[0], data[1], h, w), (3, h * w), (data[0], 2, h * w)]
+
+
+op_def(
+    "SpatialTransformer",
+    params={"target_shape": Shape((0, 0)), "transform_type": Enum(("affine",)),
+            "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
+    compute=_spatial_transformer, inputs=("data", "loc"), infer_shape=_stn_shape,
+    num_outputs=3, num_visible_outputs=1, output_names=("output", "grid_dst", "grid_src"),
+    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.")
+
+
+# --- grids and bilinear sampling -------------------------------------------------------------
+def _grid_sample(ctx: LoweringContext, data: str, grid_nchw: str, dtype) -> str:
+    """MXNet's bilinear sampler on a ``(N, 2, Ho, Wo)`` normalized grid."""
+    dt = np.dtype(dtype)
+    # onnxruntime runs GridSample on float64 from opset 20 only, and never on float16
+    wide = dt == np.float32 or (dt == np.float64 and ctx.opset >= 20)
+    work = dt if wide else np.dtype(np.float32)
+    if dt != work:
+        data, grid_nchw = ctx.cast_to(data, work), ctx.cast_to(grid_nchw, work)
+    grid = ctx.make("Transpose", [grid_nchw], perm=[0, 2, 3, 1])
+    mode = "linear" if ctx.opset >= 20 else "bilinear"
+    y = ctx.make("GridSample", [data, grid], mode=mode, padding_mode="zeros", align_corners=1)
+    return y if dt == work else ctx.cast_to(y, dt)
+
+
+def _sampler_onnx(ctx: LoweringContext) -> None:
+    deliver(ctx, _grid_sample(ctx, ctx.inputs[0], ctx.inputs[1], ctx.dtype))
+    if ctx.wants(1):
+        deliver(ctx, ctx.make("Transpose", [ctx.inputs[1]], perm=[0, 2, 3, 1]), 1)
+
+
+def _grid_generator_onnx(ctx: LoweringContext) -> None:
+    p, dt = ctx.params, np.dtype(ctx.dtype)
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        dst = ctx.const(affine_grid_dst(h, w, dt), "grid_dst")
+        rows = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1, 3], "rows")])
+        out = ctx.make("MatMul", [rows, dst])
+        deliver(ctx, ctx.make("Reshape", [out, ctx.ints([-1, 2, h, w], "grid")]))
+        if ctx.wants(1):
+            deliver(ctx, ctx.make("Identity", [dst]), 1)
+        return
+    dst, half = _warp_grid(ctx, dt)
+    out = ctx.make("Sub", [ctx.make("Div", [ctx.make("Add", [ctx.inputs[0], dst]), half]),
+                           const_as(ctx, 1, dt, "one")])
+    deliver(ctx, out)
+    if ctx.wants(1):
+        deliver(ctx, ctx.make("Identity", [dst]), 1)
+
+
+def _warp_grid(ctx: LoweringContext, dt) -> tuple[str, str]:
+    """(pixel grid ``(2, H, W)`` of x and y indices, ``[(W-1)/2, (H-1)/2]`` as ``(2, 1, 1)``),
+    from ``Shape`` when the flow's height or width varies."""
+    dims = Dims(ctx)
+    if not (dims.dyn[2] or dims.dyn[3]):
+        h, w = dims.static[2], dims.static[3]
+        grid = np.stack(np.meshgrid(np.arange(w, dtype=dt), np.arange(h, dtype=dt)))
+        half = np.array([(dt.type(w) - 1.0) / 2.0, (dt.type(h) - 1.0) / 2.0]).astype(dt)
+        return ctx.const(grid, "grid_dst"), ctx.const(half.reshape(2, 1, 1), "half")
+    hf, wf = (ctx.cast_to(dims.scalar(a), dt) for a in (2, 3))
+    zero, one, two = (const_as(ctx, v, dt, "k") for v in (0, 1, 2))
+    ys = ctx.make("Reshape", [ctx.make("Range", [zero, hf, one]), ctx.ints([-1, 1], "col")])
+    xs = ctx.make("Reshape", [ctx.make("Range", [zero, wf, one]), ctx.ints([1, -1], "row")])
+    full = ctx.make("Concat", [ctx.ints([1], "one"), dims.get([2, 3])], axis=0)
+    grid = ctx.make("Concat", [ctx.make("Expand", [xs, full]), ctx.make("Expand", [ys, full])],
+                    axis=0)
+    size = ctx.cast_to(dims.get([3, 2]), dt)                                      # (W, H)
+    half = ctx.make("Div", [ctx.make("Sub", [size, one]), two])
+    return grid, ctx.make("Reshape", [half, ctx.ints([2, 1, 1], "half")])
+
+
+def _stn_onnx(ctx: LoweringContext) -> None:
+    h, w = _target(ctx.params, "SpatialTransformer")
+    dt = np.dtype(ctx.dtype)
+    dst = ctx.const(_stn_dst(h, w, dt), "grid_dst")
+    loc = ctx.make("Reshape", [ctx.inputs[1], ctx.ints([-1, 2, 3], "loc")])
+    src = ctx.make("MatMul", [loc, dst])                                      # (N, 2, H*W)
+    grid = ctx.make("Reshape", [src, ctx.ints([-1, 2, h, w], "grid")])
+    deliver(ctx, _grid_sample(ctx, ctx.inputs[0], grid, dt))
+    for k, t in ((1, dst), (2, src)):
+        if ctx.wants(k):
+            deliver(ctx, ctx.make("Identity", [t]), k)
+
+
+lowering("BilinearSampler", since=16)(_sampler_onnx)  # GridSample is opset 16+
+lowering("GridGenerator")(_grid_generator_onnx)
+lowering("SpatialTransformer", since=16)(_stn_onnx)
