@@ -22,8 +22,8 @@ from ..model import no_params_if_empty
 from ..ndarray import NDArray
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
-from ._utils import HookHandle
 from .parameter import Parameter, ParameterDict, _brief
+from .utils import HookHandle
 
 __all__ = ["Block"]
 

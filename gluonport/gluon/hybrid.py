@@ -20,7 +20,7 @@ from ..errors import DeferredInitializationError, GluonportError, ShapeError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol.executor import GraphPlan
-from ._utils import flatten, regroup
+from ._nested import flatten, regroup
 from .block import Block
 
 __all__ = ["HybridBlock", "CachedGraph"]

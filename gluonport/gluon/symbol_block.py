@@ -22,7 +22,7 @@ from ..ndarray import NDArray
 from ..symbol import Symbol
 from ..symbol._graph import label_inputs
 from ..symbol._infer import check_budget
-from ._utils import flatten, regroup
+from ._nested import flatten, regroup
 from .hybrid import CachedGraph, HybridBlock
 from .parameter import ParameterDict
 

@@ -8,8 +8,11 @@ MXNet would have put it (checking its SHA-1 when one is given), and otherwise ra
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
+import weakref
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -20,8 +23,8 @@ from ..context import Context
 from ..errors import ArgumentError, GluonportError, ShapeError
 from ..ndarray import NDArray
 
-__all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
-           "replace_file"]
+__all__ = ["HookHandle", "split_data", "split_and_load", "clip_global_norm", "check_sha1",
+           "download", "replace_file"]
 
 
 def split_data(data: Any, num_slice: int, batch_axis: int = 0,
@@ -154,3 +157,30 @@ def _download_target(url: str, path: str | None) -> str:
     if os.path.isdir(path):
         return os.path.join(path, url.split("/")[-1])
     return path
+
+
+class HookHandle:
+    """Returned by ``register_forward_hook``; ``detach()`` removes the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self) -> None:
+        self._hooks_dict_ref: Any = None
+        self._id = next(HookHandle._ids)
+
+    def attach(self, hooks_dict: OrderedDict, hook: Any) -> None:
+        if self._hooks_dict_ref is not None:
+            raise RuntimeError("The same handle cannot be attached twice.")
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self) -> None:
+        hooks = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
+        if hooks is not None and self._id in hooks:
+            del hooks[self._id]
+
+    def __enter__(self) -> HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.detach()

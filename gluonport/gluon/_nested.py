@@ -1,16 +1,14 @@
-"""Flattening nested inputs/outputs (MXNet's ``_flatten``/``_regroup``) and hook handles."""
+"""Flattening nested inputs/outputs of a block and regrouping them (MXNet's
+``_flatten``/``_regroup``); ``HookHandle`` is in :mod:`gluonport.gluon.utils`, as in MXNet."""
 
 from __future__ import annotations
 
-import itertools
-import weakref
-from collections import OrderedDict
 from typing import Any
 
 from ..ndarray import NDArray
 from ..symbol import Symbol
 
-__all__ = ["flatten", "regroup", "HookHandle"]
+__all__ = ["flatten", "regroup"]
 
 
 def flatten(args: Any, what: str) -> tuple[list, Any]:
@@ -53,30 +51,3 @@ def regroup(flat: list, fmt: Any) -> Any:
 
     out, rest = _rec(list(flat), fmt)
     return out
-
-
-class HookHandle:
-    """Returned by ``register_forward_hook``; ``detach()`` removes the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self) -> None:
-        self._hooks_dict_ref: Any = None
-        self._id = next(HookHandle._ids)
-
-    def attach(self, hooks_dict: OrderedDict, hook: Any) -> None:
-        if self._hooks_dict_ref is not None:
-            raise RuntimeError("The same handle cannot be attached twice.")
-        hooks_dict[self._id] = hook
-        self._hooks_dict_ref = weakref.ref(hooks_dict)
-
-    def detach(self) -> None:
-        hooks = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
-        if hooks is not None and self._id in hooks:
-            del hooks[self._id]
-
-    def __enter__(self) -> HookHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.detach()
