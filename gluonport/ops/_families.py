@@ -11,7 +11,8 @@ from .math import contrib  # noqa: F401
 from .vision import sampling  # noqa: F401
 from .nn import deformable  # noqa: F401
 from .vision import correlation  # noqa: F401
-from . import conv, custom, elemwise  # noqa: F401
+from .nn import conv, im2col  # noqa: F401
+from . import custom, elemwise  # noqa: F401
 from .vision import image  # noqa: F401
 from . import indexing, init, linalg  # noqa: F401
 from .vision import multibox  # noqa: F401

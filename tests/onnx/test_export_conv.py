@@ -1,4 +1,4 @@
-"""ONNX export of Convolution, Convolution_v1, Deconvolution and UpSampling (gluonport/ops/conv.py)
+"""ONNX export of Convolution, Convolution_v1, Deconvolution and UpSampling (ops/nn/conv.py)
 against MXNet 1.9.1's goldens (tests/golden/ops/conv.npz), at opset 13 and the newest opset,
 with weights as graph inputs and as initializers; plus what the table cannot say: channels-last
 layouts, target_shape with dynamic spatial dims, the float64 im2col lowering, dynamic batch.

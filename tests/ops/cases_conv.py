@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/conv.py (plain data; see tests/ops/_check.py).
+"""Case table for gluonport/ops/nn/conv.py, im2col.py (plain data; see tests/ops/_check.py).
 
 Convolution results are BLAS sums in another order than MXNet's (oneDNN) kernels, so float32
 cases use rtol 1e-4 / atol 1e-5.

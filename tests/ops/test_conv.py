@@ -162,7 +162,7 @@ def test_deconv_is_the_transpose_of_conv():
 
 
 def test_batch_chunks_give_the_same_result(monkeypatch):
-    from gluonport.ops import conv
+    from gluonport.ops.nn import conv
 
     x, w = _rand(5, 3, 8, 8), _rand(4, 3, 3, 3)
     args = dict(kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True)
@@ -228,7 +228,7 @@ def test_symbol_json_is_byte_identical_to_mxnet():
 def _naive_conv(x, w, g, groups):
     """Direct definition: one einsum per kernel tap over a strided window of the padded
     input (independent of conv_nd's phase split and im2col)."""
-    from gluonport.ops.conv import conv_out_size
+    from gluonport.ops.nn.conv import conv_out_size
 
     n, c, *sp = x.shape
     f = w.shape[0]
@@ -249,7 +249,7 @@ def _naive_conv(x, w, g, groups):
 
 
 def _random_geometries(count, seed=3):
-    from gluonport.ops.conv import Geometry
+    from gluonport.ops.nn.conv import Geometry
 
     rng = np.random.default_rng(seed)
     found = []
@@ -267,7 +267,7 @@ def _random_geometries(count, seed=3):
 @pytest.mark.parametrize("geom, sp, groups, cg, fg", _random_geometries(40))
 def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
     # strides larger than the kernel, dilation with stride, 1-D/3-D, groups: float64, exact
-    from gluonport.ops.conv import conv_nd
+    from gluonport.ops.nn.conv import conv_nd
 
     x = RNG.standard_normal((2, cg * groups, *sp))
     w = RNG.standard_normal((fg * groups, cg, *geom.kernel))

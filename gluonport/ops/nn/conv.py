@@ -46,14 +46,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Int, Optional, Shape
-from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._shape import fmt, merge
-from .lowering import LoweringContext, lowering
-from .lowering import window as win
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Int, Optional, Shape
+from ...errors import DTypeError, OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, lowering
+from ..lowering import window as win
+from ..registry import OpDef, register
 
-__all__ = ["Geometry", "geometry", "conv_nd", "deconv_nd", "conv_out_size", "deconv_pad_adj"]
+__all__ = ["Geometry", "geometry", "conv_nd", "deconv_nd", "conv_out_size", "deconv_pad_adj",
+           "check_data", "pad_input", "tap_offsets", "window_view", "static_spatial"]
 
 _CONV_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
 _TUNE = Optional(Enum(("off", "limited_workspace", "fastest")))
@@ -165,7 +166,7 @@ def deconv_pad_adj(p, g: Geometry, spatial: Sequence[int]) -> tuple[tuple, tuple
 
 
 # --- shape rules ---------------------------------------------------------------------------
-def _check_data(data: tuple, g: Geometry, op: str) -> None:
+def check_data(data: tuple, g: Geometry, op: str) -> None:
     if len(data) != g.nd + 2:
         raise ShapeError(f"{op}: data of shape {fmt(data)} does not fit the {g.nd}-D kernel "
                          f"{g.kernel}; it must be {g.nd + 2}-D (batch, channel, spatial...)")
@@ -178,7 +179,7 @@ def _data_dims(p, op: str, data: tuple | None):
     g, groups = geometry(p, op), _groups(p, op)
     if data is None:
         return None
-    _check_data(data, g, op)
+    check_data(data, g, op)
     n, c, *sp = _cf(tuple(data), g.channels_last)
     if c and c % groups:
         raise ShapeError(f"{op}: {c} input channels (data {fmt(data)}) are not divisible by "
@@ -257,7 +258,7 @@ def _run_in_float(op: str, fn, x: np.ndarray, *rest):
 
 
 # --- convolution kernel ----------------------------------------------------------------------
-def _taps(kernel: Sequence[int]) -> list[tuple[int, ...]]:
+def tap_offsets(kernel: Sequence[int]) -> list[tuple[int, ...]]:
     return list(itertools.product(*(range(k) for k in kernel)))
 
 
@@ -273,7 +274,7 @@ def _conv_1x1(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarr
     return out.reshape(n, f, *out_sp)
 
 
-def _padded(x: np.ndarray, g: Geometry) -> np.ndarray:
+def pad_input(x: np.ndarray, g: Geometry) -> np.ndarray:
     """``x`` with ``g.pad`` zeros on both sides of every spatial axis (``x`` itself if none)."""
     if not any(g.pad):
         return x
@@ -283,7 +284,7 @@ def _padded(x: np.ndarray, g: Geometry) -> np.ndarray:
     return out
 
 
-def _windows(xp: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+def window_view(xp: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
     """The read-only (N, C, *kernel, *out_sp) view of the padded input whose element
     ``[n, c, k..., o...]`` is ``xp[n, c, o*stride + k*dilate ...]``: every tap of every output
     position, without copying."""
@@ -318,7 +319,7 @@ def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
     flat = padded.reshape(n, c, int(np.prod(g.stride)), -1)
     fs = [int(np.prod(q_dims[i + 1:])) for i in range(g.nd)]
     taps = []
-    for k in _taps(g.kernel):
+    for k in tap_offsets(g.kernel):
         kd = [ki * d for ki, d in zip(k, g.dilate)]
         r = int(np.ravel_multi_index([v % s for v, s in zip(kd, g.stride)], g.stride))
         taps.append((r, sum((v // s) * f for v, s, f in zip(kd, g.stride, fs))))
@@ -353,7 +354,7 @@ def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.n
     f = w.shape[0]
     if groups == c and f == c:
         return _depthwise(x, w, g, out_sp)
-    view = _windows(_padded(x, g), g, out_sp)
+    view = window_view(pad_input(x, g), g, out_sp)
     cg, t = c // groups, int(np.prod(g.kernel))
     col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
     out = np.matmul(w.reshape(groups, f // groups, cg * t), col)
@@ -406,7 +407,7 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     full_sp = [max(s * (x_ - 1) + g.dilated(i), p + o) for i, (x_, s, p, o) in
                enumerate(zip(sp, g.stride, pad, out_sp))]
     full = np.zeros((n, groups * fg, *full_sp), cols.dtype)
-    for i, k in enumerate(_taps(g.kernel)):
+    for i, k in enumerate(tap_offsets(g.kernel)):
         window = tuple(slice(ki * d, ki * d + (x_ - 1) * s + 1, s) for ki, d, x_, s in
                        zip(k, g.dilate, sp, g.stride))
         full[(slice(None), slice(None)) + window] += cols[:, :, i]
@@ -439,7 +440,7 @@ def _check_params(op: str, w: np.ndarray, want: tuple, b: np.ndarray | None = No
 
 def _conv(p, x, w, b=None, op: str = "Convolution"):
     g, groups = geometry(p, op), _groups(p, op)
-    _check_data(x.shape, g, op)
+    check_data(x.shape, g, op)
     xc, wc = _to_cf(x, g.channels_last), _to_cf(w, g.channels_last)
     b = None if p.no_bias else b
     _check_params(op, wc, (p.num_filter, xc.shape[1] // groups, *g.kernel), b, p.num_filter)
@@ -450,7 +451,7 @@ def _conv(p, x, w, b=None, op: str = "Convolution"):
 def _deconv(p, x, w, b=None):
     op = "Deconvolution"
     g, groups = geometry(p, op), _groups(p, op)
-    _check_data(x.shape, g, op)
+    check_data(x.shape, g, op)
     xc, wc = _to_cf(x, g.channels_last), _to_cf(w, g.channels_last)
     b = None if p.no_bias else b
     _check_params(op, wc, (xc.shape[1], p.num_filter // groups, *g.kernel), b, p.num_filter)
@@ -601,97 +602,6 @@ register(OpDef(
     doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW."))
 
 
-# --- im2col / col2im ------------------------------------------------------------------------
-_IM2COL = {"kernel": Shape(), "stride": Shape(()), "dilate": Shape(()), "pad": Shape(())}
-
-
-def _float_data(op: str, x: np.ndarray) -> None:
-    if x.dtype.kind != "f":
-        raise DTypeError(f"{op}: data of dtype {x.dtype} is not supported (MXNet supports "
-                         "floating point types only); cast it with .astype('float32')")
-
-
-def _col_sizes(g: Geometry, sp: Sequence[int], op: str) -> list[int]:
-    out = [conv_out_size(x, k, s, d, p) for x, k, s, d, p in
-           zip(sp, g.kernel, g.stride, g.dilate, g.pad)]
-    if any(x and o < 1 for x, o in zip(sp, out)):
-        raise ShapeError(f"{op}: kernel {g.kernel} (dilate {g.dilate}) exceeds the spatial "
-                         f"shape {tuple(sp)} padded by {g.pad}")
-    return out
-
-
-def _im2col(p, x: np.ndarray) -> np.ndarray:
-    """Every kernel tap of every output window: (N, C * prod(kernel), windows), rows channel
-    major then tap (C order), windows row major; zero padding."""
-    g = geometry(p, "im2col")
-    _float_data("im2col", x)
-    _check_data(x.shape, g, "im2col")
-    out_sp = _col_sizes(g, x.shape[2:], "im2col")
-    cols = np.ascontiguousarray(_windows(_padded(x, g), g, out_sp))
-    return cols.reshape(x.shape[0], -1, int(np.prod(out_sp)))
-
-
-def _im2col_shape(p, in_shapes):
-    g, data = geometry(p, "im2col"), in_shapes[0]
-    if data is None:
-        return in_shapes, [None]
-    _check_data(data, g, "im2col")
-    n, c, *sp = data
-    out_sp = _col_sizes(g, sp, "im2col")
-    return in_shapes, [(n, c * int(np.prod(g.kernel)), 0 if 0 in sp else int(np.prod(out_sp)))]
-
-
-def _col2im_dims(p, cols: tuple | None) -> tuple[Geometry, tuple, list[int]]:
-    """Geometry, output size and window counts of col2im; checks ``cols`` (N, C*taps, L)."""
-    g = geometry(p, "col2im")
-    size = tuple(int(v) for v in p.output_size)
-    if len(size) != g.nd:
-        raise OpAttributeError(f"col2im: output_size={size} must have {g.nd} entries like "
-                               f"kernel={g.kernel}")
-    out_sp = _col_sizes(g, size, "col2im")
-    t, windows = int(np.prod(g.kernel)), int(np.prod(out_sp))
-    if cols is not None:
-        if len(cols) != 3 or (cols[1] and cols[1] % t) or (cols[2] and cols[2] != windows):
-            raise ShapeError(f"col2im: data {fmt(cols)} must be (N, C * {t}, {windows}) for "
-                             f"kernel {g.kernel}, output_size {size}, stride {g.stride}, dilate "
-                             f"{g.dilate} and pad {g.pad}")
-    return g, size, out_sp
-
-
-def _col2im(p, cols: np.ndarray) -> np.ndarray:
-    """Sum every column entry into the image position its window tap reads (col2im), then
-    drop the padding: (N, C, *output_size)."""
-    _float_data("col2im", cols)
-    g, size, out_sp = _col2im_dims(p, cols.shape)
-    n, t = cols.shape[0], int(np.prod(g.kernel))
-    taps = cols.reshape(n, -1, t, *out_sp)
-    full = np.zeros((n, taps.shape[1], *(v + 2 * q for v, q in zip(size, g.pad))), cols.dtype)
-    for i, k in enumerate(_taps(g.kernel)):
-        window = tuple(slice(ki * d, ki * d + (o - 1) * s + 1, s) for ki, d, o, s in
-                       zip(k, g.dilate, out_sp, g.stride))
-        full[(slice(None), slice(None)) + window] += taps[:, :, i]
-    crop = tuple(slice(q, q + v) for q, v in zip(g.pad, size))
-    return np.ascontiguousarray(full[(slice(None), slice(None)) + crop])
-
-
-def _col2im_shape(p, in_shapes):
-    cols = in_shapes[0]
-    g, size, _ = _col2im_dims(p, None if cols is None else tuple(cols))
-    if cols is None:
-        return in_shapes, [None]
-    c = cols[1] // int(np.prod(g.kernel))
-    return in_shapes, [(cols[0], c, *size)]
-
-
-register(OpDef(
-    "im2col", params=_IM2COL, compute=_im2col, infer_shape=_im2col_shape,
-    doc="Sliding-window columns of (N, C, *spatial) data: (N, C * prod(kernel), windows)."))
-register(OpDef(
-    "col2im", params={"output_size": Shape(), **_IM2COL}, compute=_col2im,
-    infer_shape=_col2im_shape,
-    doc="Inverse layout of im2col, overlapping entries summed: (N, C, *output_size)."))
-
-
 # --- ONNX export -----------------------------------------------------------------------------
 _EXACT_F32 = 1 << 24  # integers up to here are exact in float32
 
@@ -722,7 +632,7 @@ def _as_tensor(ctx: LoweringContext, w: np.ndarray | str, hint: str = "weight") 
     return w if isinstance(w, str) else ctx.const(w, hint)
 
 
-def _static_spatial(ctx: LoweringContext, last: bool, what: str) -> tuple[int, ...]:
+def static_spatial(ctx: LoweringContext, last: bool, what: str) -> tuple[int, ...]:
     """The spatial dims of input 0, which ``what`` needs fixed at export time."""
     rank = len(ctx.shape)
     axes = range(1, rank - 1) if last else range(2, rank)
@@ -753,7 +663,7 @@ def _conv_onnx(ctx: LoweringContext) -> None:
     w = _onnx_weight(ctx, 1, last, work)
     b = None if p.no_bias else win.as_dtype(ctx, 2, work)
     if work == np.float64:
-        sp = _static_spatial(ctx, last, "float64 convolution (im2col)")
+        sp = static_spatial(ctx, last, "float64 convolution (im2col)")
         out_sp = [conv_out_size(v, g.kernel[i], g.stride[i], g.dilate[i], g.pad[i])
                   for i, v in enumerate(sp)]
         cols = win.taps_weight(ctx, w, groups, (p.num_filter, channels // groups, *g.kernel),
@@ -803,7 +713,7 @@ def _deconv_onnx(ctx: LoweringContext) -> None:
     else:
         sp = _cf(tuple(ctx.shape), last)[2:]
         if dyn and work == np.float64:
-            sp = _static_spatial(ctx, last, "float64 Deconvolution (im2col)")
+            sp = static_spatial(ctx, last, "float64 Deconvolution (im2col)")
         pads, adj = deconv_pad_adj(p, g, sp)
         out_sp = _deconv_out(p, g, sp)
         y = _conv_transpose(ctx, x, w, b, g, groups, pads, adj, work, sp, out_sp)
@@ -843,7 +753,7 @@ def _up_onnx(ctx: LoweringContext) -> None:
         w = _onnx_weight(ctx, 1, False, work)
         sp = tuple(ctx.shape[2:])
         if work == np.float64:
-            sp = _static_spatial(ctx, False, "float64 bilinear UpSampling (im2col)")
+            sp = static_spatial(ctx, False, "float64 bilinear UpSampling (im2col)")
         y = _conv_transpose(ctx, x, w, None, g, c, g.pad, (0, 0), work, sp,
                             [v * p.scale for v in sp])
         win.finish(ctx, y, work)
@@ -867,21 +777,3 @@ for _name in ("Convolution", "Convolution_v1"):
     lowering(_name)(_conv_onnx)
 lowering("Deconvolution")(_deconv_onnx)
 lowering("UpSampling")(_up_onnx)
-
-
-def _im2col_onnx(ctx: LoweringContext) -> None:
-    g = geometry(ctx.params, "im2col")
-    sp = _static_spatial(ctx, False, "im2col")
-    out_sp = _col_sizes(g, sp, "im2col")
-    y = win.im2col(ctx, ctx.inputs[0], g.kernel, g.stride, g.dilate, g.pad, out_sp)
-    ctx.make("Identity", [y], outputs=ctx.outputs[:1])
-
-
-def _col2im_onnx(ctx: LoweringContext) -> None:
-    g, size, out_sp = _col2im_dims(ctx.params, tuple(ctx.shape))
-    y = win.col2im(ctx, ctx.inputs[0], g.kernel, g.stride, g.dilate, g.pad, out_sp, size)
-    ctx.make("Identity", [y], outputs=ctx.outputs[:1])
-
-
-lowering("im2col")(_im2col_onnx)
-lowering("col2im")(_col2im_onnx)
