@@ -17,9 +17,14 @@ from .vision import image  # noqa: F401
 from . import indexing, init, linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401
-from . import norm, optimizer, optimizer_multi, output, pool, random  # noqa: F401
+from .nn import norm  # noqa: F401
+from . import optimizer, optimizer_multi  # noqa: F401
+from .nn import output, pool  # noqa: F401
+from . import random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
-from . import resize, rnn  # noqa: F401
+from .nn import resize  # noqa: F401
+from . import rnn  # noqa: F401
 from .vision import roi, proposal  # noqa: F401
-from . import sequence, shape, sort, unary  # noqa: F401
+from .nn import sequence  # noqa: F401
+from . import shape, sort, unary  # noqa: F401
 # isort: on

@@ -1,4 +1,4 @@
-"""ONNX export of the normalisation ops (gluonport/ops/norm.py) against MXNet 1.9.1's goldens
+"""ONNX export of the normalisation ops (ops/nn/norm.py) against MXNet 1.9.1's goldens
 (tests/golden/ops/norm.npz), at opset 13 and the newest opset, with gamma/beta/moving
 statistics as graph inputs and as initializers; plus BatchNorm's fix_gamma (MXNet's own exporter
 used gamma's stored value), the lowering choices, and dynamic batch.

@@ -1,4 +1,4 @@
-"""ONNX export of the legacy output heads (gluonport/ops/output.py) against MXNet 1.9.1's
+"""ONNX export of the legacy output heads (ops/nn/output.py) against MXNet 1.9.1's
 goldens (tests/golden/ops/output.npz), at opset 13 and the newest opset. Their label inputs are
 not ONNX inputs (the exporter drops variables used only as labels).
 

@@ -1,5 +1,5 @@
 """ONNX export of Pooling, Pooling_v1, AdaptiveAvgPooling2D, BilinearResize2D, Pad and Crop
-(gluonport/ops/pool.py) against MXNet 1.9.1's goldens (tests/golden/ops/pool.npz), at opset 13
+(ops/nn/pool.py) against MXNet 1.9.1's goldens (tests/golden/ops/pool.npz), at opset 13
 and the newest opset; plus what the table cannot say: windows where ONNX's ceil_mode and MXNet's
 'full' convention differ, dynamic spatial dims, the ONNX ops chosen, dynamic batch.
 

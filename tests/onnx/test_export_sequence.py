@@ -1,4 +1,4 @@
-"""ONNX export of SequenceMask / SequenceReverse / SequenceLast (gluonport/ops/sequence.py)
+"""ONNX export of SequenceMask / SequenceReverse / SequenceLast (ops/nn/sequence.py)
 against MXNet 1.9.1's goldens (tests/golden/ops/sequence.npz), at opset 13 and the newest.
 
 Lengths are graph inputs in the case table; ``test_lengths_as_params`` passes them as

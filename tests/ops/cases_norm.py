@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/norm.py (plain data; see tests/ops/_check.py).
+"""Case table for ops/nn/norm.py (plain data; see tests/ops/_check.py).
 
 ``TRAIN_CASES`` run in MXNet under ``autograd.train_mode()`` (batch statistics); the tests
 compare them with the ops' training-mode compute.

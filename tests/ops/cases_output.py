@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/output.py (plain data; see tests/ops/_check.py).
+"""Case table for ops/nn/output.py (plain data; see tests/ops/_check.py).
 
 ``TRAIN_CASES`` are generated under MXNet's ``autograd.train_mode()``. The forward pass of these
 ops is the same in training, but there MXNet always runs its reference kernels: MXNet 1.9.1's

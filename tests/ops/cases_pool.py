@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/pool.py (plain data; see tests/ops/_check.py).
+"""Case table for ops/nn/pool.py (plain data; see tests/ops/_check.py).
 
 MXNet's oneDNN kernels refuse some legal settings on float32 (max pooling with pad >= kernel,
 max pooling with the 'same' convention); those cases use float64, which MXNet runs on its

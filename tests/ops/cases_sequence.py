@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/sequence.py: SequenceMask, SequenceReverse, SequenceLast (plain
+"""Case table for ops/nn/sequence.py: SequenceMask, SequenceReverse, SequenceLast (plain
 data; see tests/ops/_check.py).
 
 Lengths are literal so every case stays inside what MXNet defines (``0 <= length`` for mask and

@@ -2,6 +2,14 @@
 compute, shape and type rules, ONNX lowering):
 
 * :mod:`.dense`: FullyConnected, Activation, LeakyReLU, Dropout, the softmax family;
+* :mod:`.conv`: Convolution, Convolution_v1, Deconvolution, UpSampling;
+* :mod:`.im2col`: im2col, col2im;
+* :mod:`.pool`: Pooling, Pooling_v1;
+* :mod:`.resize`: AdaptiveAvgPooling2D, BilinearResize2D, Pad, Crop;
+* :mod:`.norm`: BatchNorm (and SyncBatchNorm, BatchNormWithReLU), LayerNorm, InstanceNorm,
+  GroupNorm, L2Normalization, LRN;
+* :mod:`.output`: the legacy output heads (SoftmaxOutput, ...) and CTCLoss;
+* :mod:`.sequence`: SequenceMask, SequenceReverse, SequenceLast;
 * :mod:`.attention`: _contrib_div_sqrt_dim and the interleaved attention matmuls;
 * :mod:`.deformable`: deformable convolution (DCNv1, DCNv2).
 

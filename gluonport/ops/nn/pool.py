@@ -32,26 +32,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Int, Optional, Shape
-from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._shape import fmt
-from .lowering import LoweringContext, lowering
-from .lowering import window as win
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Int, Optional, Shape
+from ...errors import DTypeError, OpAttributeError, ShapeError
+from .._shape import fmt
+from ..lowering import LoweringContext, lowering
+from ..lowering import window as win
+from ..registry import OpDef, register
 
-__all__ = ["pool_nd", "pool_out_size"]
+__all__ = ["pool_nd", "pool_out_size", "float_only", "acc_array", "float_onnx"]
 
 _POOL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 _DEFAULT_LAYOUT = {3: "NCW", 4: "NCHW", 5: "NCDHW"}
 
 
-def _float_only(op: str, x: np.ndarray) -> None:
+def float_only(op: str, x: np.ndarray) -> None:
     if x.dtype.kind != "f":
         raise DTypeError(f"{op}: data of dtype {x.dtype} is not supported (MXNet computes only "
                          "floating point types); cast the input to float32")
 
 
-def _acc(x: np.ndarray) -> np.ndarray:
+def acc_array(x: np.ndarray) -> np.ndarray:
     """float16 accumulates in float32 (MXNet's AccType for pooling sums)."""
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
@@ -122,7 +122,7 @@ def pool_nd(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pad: Se
         lowest = np.finfo(x.dtype).min
         xp = _pad_for_windows(x, kernel, stride, pad, out_sp, lowest)
         return _reduce_windows(xp, kernel, stride, out_sp, np.fmax)
-    a = _acc(x)
+    a = acc_array(x)
     if pool_type == "lp":
         a = a ** p_value if p_value != 1 else a
     xp = _pad_for_windows(a, kernel, stride, pad, out_sp, 0)
@@ -143,7 +143,7 @@ def _global_pool(x: np.ndarray, pool_type: str, p_value: int) -> np.ndarray:
     axes = tuple(range(2, x.ndim))
     if pool_type == "max":
         return np.fmax.reduce(x, axis=axes, keepdims=True)
-    a = _acc(x)
+    a = acc_array(x)
     if pool_type == "lp" and p_value != 1:
         a = a ** p_value
     out = np.sum(a, axis=axes, keepdims=True)
@@ -242,7 +242,7 @@ def _pool_type_rule(p, in_types):
 
 
 def _pooling(p, x):
-    _float_only("Pooling", x)
+    float_only("Pooling", x)
     last, kernel, stride, pad, out_sp = _pool_geometry(p, x.shape)
     xc = np.moveaxis(x, -1, 1) if last else x
     p_value = p.p_value if p.pool_type == "lp" else 1
@@ -305,7 +305,7 @@ def _v1_shape(p, in_shapes):
 
 
 def _pooling_v1(p, x):
-    _float_only("Pooling_v1", x)
+    float_only("Pooling_v1", x)
     kernel, stride, pad, out_sp = _v1_geometry(p, x.shape)
     if any(pad):  # v1 zero-pads the data for every pool type, max included
         x = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
@@ -313,7 +313,7 @@ def _pooling_v1(p, x):
     zeros = (0,) * len(kernel)
     out = pool_nd(x, kernel, stride, zeros, out_sp, kind)
     if p.pool_type == "avg":
-        out = (_acc(out) / np.float32(np.prod(kernel))).astype(x.dtype)
+        out = (acc_array(out) / np.float32(np.prod(kernel))).astype(x.dtype)
     return out
 
 
@@ -386,7 +386,7 @@ def _dynamic_pool(ctx: LoweringContext, x: str, kind: str, p, kernel, stride, pa
     return xs if kind == "sum" else win.root(ctx, xs, p.p_value, work)
 
 
-def _float_onnx(ctx: LoweringContext, op: str) -> np.dtype:
+def float_onnx(ctx: LoweringContext, op: str) -> np.dtype:
     dt = np.dtype(ctx.dtype)
     if dt.kind != "f":
         raise ctx.fail(f"{op} of {dt} data is not supported (MXNet computes only floating "
@@ -407,7 +407,7 @@ def _pooling_onnx(ctx: LoweringContext) -> None:
     if len(ctx.outputs) > 1 and ctx.wants(1):
         raise ctx.fail("the hidden 'workspace' output of max Pooling (MKLDNN's) is read; it "
                        "has no ONNX equivalent; read only output 0")
-    work = _float_onnx(ctx, "Pooling")
+    work = float_onnx(ctx, "Pooling")
     shape, rank = tuple(ctx.shape), len(ctx.shape)
     last, kernel, stride, pad, out_sp = _pool_geometry(p, shape)
     x = win.to_first(ctx, win.as_dtype(ctx, 0, work), rank, last)
@@ -430,7 +430,7 @@ def _pooling_v1_onnx(ctx: LoweringContext) -> None:
     window touches the padding (a zero ``Pad`` before MaxPool would be folded away by
     onnxruntime); avg always divides by the kernel size."""
     p = ctx.params
-    work = _float_onnx(ctx, "Pooling_v1")
+    work = float_onnx(ctx, "Pooling_v1")
     shape, rank = tuple(ctx.shape), len(ctx.shape)
     kernel, stride, pad, out_sp = _v1_geometry(p, shape)
     x = win.as_dtype(ctx, 0, work)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Float, Int, Optional, Shape
-from ..errors import OpAttributeError, ShapeError
-from ._shape import fmt
-from .lowering import LoweringContext, lowering
-from .lowering import window as win
-from .pool import _acc, _float_only, _float_onnx
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Float, Int, Optional, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt
+from ..lowering import LoweringContext, lowering
+from ..lowering import window as win
+from ..registry import OpDef, register
+from .pool import acc_array, float_only, float_onnx
 
 __all__ = ["bilinear_resize", "adaptive_avg_pool2d"]
 
@@ -51,7 +51,7 @@ def _adaptive_matrix(n_in: int, n_out: int, dtype) -> np.ndarray:
 
 def adaptive_avg_pool2d(x: np.ndarray, out_hw: tuple[int, int]) -> np.ndarray:
     """MXNet's AdaptiveAvgPooling2D on NCHW data: two averaging matmuls."""
-    a = _acc(x)
+    a = acc_array(x)
     mh = _adaptive_matrix(x.shape[2], out_hw[0], a.dtype)
     mw = _adaptive_matrix(x.shape[3], out_hw[1], a.dtype)
     return np.matmul(np.matmul(mh, a), mw.T).astype(x.dtype, copy=False)
@@ -67,7 +67,7 @@ def _adaptive_shape(p, in_shapes):
 
 
 def _adaptive(p, x):
-    _float_only("AdaptiveAvgPooling2D", x)
+    float_only("AdaptiveAvgPooling2D", x)
     _adaptive_shape(p, [x.shape])
     return adaptive_avg_pool2d(x, _adaptive_size(p, x.shape))
 
@@ -156,7 +156,7 @@ def bilinear_resize(x: np.ndarray, out_hw: tuple[int, int], align_corners: bool 
     """
     if tuple(out_hw) == x.shape[2:]:
         return x.copy()
-    a = _acc(x)
+    a = acc_array(x)
     h0, h1, hl0, hl1 = (v.astype(a.dtype) if v.dtype.kind == "f" else v
                         for v in _source_coords(x.shape[2], out_hw[0], align_corners))
     w0, w1, wl0, wl1 = (v.astype(a.dtype) if v.dtype.kind == "f" else v
@@ -173,7 +173,7 @@ def bilinear_resize(x: np.ndarray, out_hw: tuple[int, int], align_corners: bool 
 
 
 def _resize(p, x, like=None):
-    _float_only("BilinearResize2D", x)
+    float_only("BilinearResize2D", x)
     _, outs = _resize_shape(p, [x.shape, None if like is None else like.shape])
     return bilinear_resize(x, outs[0][2:], p.align_corners)
 
@@ -215,7 +215,7 @@ def _pad_shape(p, in_shapes):
 
 
 def _pad(p, x):
-    _float_only("Pad", x)
+    float_only("Pad", x)
     _pad_check(p, x.shape)
     pw = [(p.pad_width[2 * i], p.pad_width[2 * i + 1]) for i in range(x.ndim)]
     if p.mode == "constant":
@@ -294,7 +294,7 @@ def _adaptive_onnx(ctx: LoweringContext) -> None:
     """Output 1x1: GlobalAveragePool; sizes dividing the input: AveragePool with kernel =
     stride; otherwise MXNet's windows ``[floor(i*x/o), ceil((i+1)*x/o))`` as two MatMuls with
     averaging matrices (float64 always so: onnxruntime has no double AveragePool)."""
-    work = _float_onnx(ctx, "AdaptiveAvgPooling2D")
+    work = float_onnx(ctx, "AdaptiveAvgPooling2D")
     oh, ow = _adaptive_size(ctx.params, tuple(ctx.shape))
     x = win.as_dtype(ctx, 0, work)
     if (oh, ow) == (1, 1):
@@ -369,7 +369,7 @@ def _resize_onnx(ctx: LoweringContext) -> None:
     'pytorch_half_pixel'. Sizes from the mode (``Shape`` of the like input, run-time
     arithmetic for dynamic H/W). float64: separable MatMuls (no onnxruntime double Resize)."""
     p = ctx.params
-    work = _float_onnx(ctx, "BilinearResize2D")
+    work = float_onnx(ctx, "BilinearResize2D")
     x = win.as_dtype(ctx, 0, work)
     hw = _resize_sizes(ctx)
     if work == np.float64:
@@ -401,7 +401,7 @@ def _pad_onnx(ctx: LoweringContext) -> None:
     """``Pad``: MXNet's (before0, after0, before1, after1, ...) become ONNX's befores then
     afters; the constant is cast to the data dtype, as MXNet does."""
     p = ctx.params
-    _float_onnx(ctx, "Pad")
+    float_onnx(ctx, "Pad")
     _pad_check(p, tuple(ctx.shape))
     pw = [int(v) for v in p.pad_width]
     pads = ctx.ints(pw[0::2] + pw[1::2], "pads")

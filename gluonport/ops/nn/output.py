@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Float
-from ..errors import DTypeError, ShapeError
-from ._shape import fmt, known, merge
-from .lowering import LoweringContext, lowering
-from .nn.dense import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Float
+from ...errors import DTypeError, ShapeError
+from .._shape import fmt, known, merge
+from ..lowering import LoweringContext, lowering
+from ..registry import OpDef, register
+from .dense import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
 
 __all__: list[str] = []
 

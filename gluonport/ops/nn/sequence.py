@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, Float, Int
-from ..errors import OpAttributeError, ShapeError
-from ._shape import fmt, merge
-from .lowering import LoweringContext, lowering
-from .lowering.dims import INT64_MIN, Dims
-from .registry import OpDef, register
+from ...attrs import Bool, Float, Int
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..lowering import LoweringContext, lowering
+from ..lowering.dims import INT64_MIN, Dims
+from ..registry import OpDef, register
 
 __all__: list[str] = []
 

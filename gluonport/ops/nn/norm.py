@@ -38,12 +38,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from ..attrs import Bool, Enum, Float, Int, Optional, Str
-from ..errors import OpAttributeError, ShapeError
-from ._shape import fmt, merge, norm_axis
-from .lowering import LoweringContext, lowering
-from .nn.dense import (
+from ... import dtypes
+from ...attrs import Bool, Enum, Float, Int, Optional, Str
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge, norm_axis
+from ..lowering import LoweringContext, lowering
+from ..registry import InPlace, OpDef, register
+from .dense import (
     named,
     onnx_compute,
     onnx_input_as,
@@ -52,7 +53,6 @@ from .nn.dense import (
     require_float,
     work_dtype,
 )
-from .registry import InPlace, OpDef, register
 
 __all__ = ["bn_infer"]
 
