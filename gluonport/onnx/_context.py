@@ -134,14 +134,14 @@ class ExportContext:
         return self.param_values.get(self.inputs[i])
 
     def is_zeros(self, i: int) -> bool:
-        """Whether input ``i`` is an all-zero fill (``_zeros``, or ``_full`` of 0): an ONNX op
-        whose optional input defaults to zeros can then omit it (RNN initial states)."""
+        """Whether input ``i`` is an all-zero fill (its producer's ``OpDef.all_zeros``:
+        ``_zeros``, or ``_full`` of 0): an ONNX op whose optional input defaults to zeros can
+        then omit it (RNN initial states)."""
         src = self.producers[i] if i < len(self.producers) else None
         if src is None or src.op is None:
             return False
-        if src.op.name in ("_zeros", "_zeros_without_dtype"):
-            return True
-        return src.op.name == "_full" and float(src.params.value) == 0.0
+        all_zeros = getattr(src.op, "all_zeros", None)  # OpDef.all_zeros
+        return bool(all_zeros is not None and all_zeros(src.params))
 
     def cast_to(self, tensor: str, dtype: Any) -> str:
         """``Cast`` ``tensor`` to ``dtype`` (numpy dtype or name)."""

@@ -91,11 +91,11 @@ def _init_params(dtype_choices, extra=None):
 for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
     register(OpDef(_name, params=_init_params(CAST_DTYPES), inputs=(),
                    compute=_filler(_name, _value), infer_shape=_init_shape,
-                   infer_type=_init_type))
+                   infer_type=_init_type, all_zeros=(lambda p: True) if _value == 0 else None))
 
 register(OpDef("_full", params=_init_params(CAST_DTYPES, {"value": Float()}), inputs=(),
                compute=_filler("_full", None), infer_shape=_init_shape, infer_type=_init_type,
-               aliases=("_npi_full",)))
+               aliases=("_npi_full",), all_zeros=lambda p: float(p.value) == 0.0))
 
 
 def _zeros_without_dtype_type(p, in_types):
@@ -110,7 +110,7 @@ def _zeros_without_dtype(p):
 register(OpDef("_zeros_without_dtype",
                params={"shape": Shape(()), "ctx": Str(""), "dtype": Int(-1)}, inputs=(),
                compute=_zeros_without_dtype, infer_shape=_init_shape,
-               infer_type=_zeros_without_dtype_type))
+               infer_type=_zeros_without_dtype_type, all_zeros=lambda p: True))
 
 
 # --- ranges -----------------------------------------------------------------------------------

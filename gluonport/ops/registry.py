@@ -140,6 +140,10 @@ class OpDef:
         ``input_hint(p, weight_shape, node_name) -> text | None``: what the op's weight (input
         1) says about the shape of its data input (input 0), for ``gluonport inspect``:
         ``"N,3,H,W (conv0 is a 2-D Convolution over 3 channels)"``.
+    all_zeros:
+        ``all_zeros(p) -> bool``: the output is all zeros for these params whatever the inputs
+        (``_zeros``; ``_full`` of 0), so a consumer's ONNX lowering may leave out an optional
+        input that defaults to zeros (RNN's initial states).
     """
 
     name: str
@@ -164,6 +168,7 @@ class OpDef:
     fresh_outputs: bool = False
     keeps_shape: bool = False
     input_hint: InputHintFn | None = None
+    all_zeros: Callable[[Params], bool] | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 

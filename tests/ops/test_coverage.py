@@ -140,7 +140,8 @@ def test_legacy_upgrade_reads_var_attrs_from_the_registry(case):
 
 
 # --- no per-op table outside ops/ --------------------------------------------------------------
-_READERS = ("_fusion.py", "summary.py", os.path.join("formats", "_symlegacy.py"))
+_READERS = ("_fusion.py", "summary.py", os.path.join("formats", "_symlegacy.py"),
+            os.path.join("onnx", "_context.py"))
 
 
 def _op_names_in(node: ast.AST) -> list[str]:
@@ -152,9 +153,10 @@ def _op_names_in(node: ast.AST) -> list[str]:
 @pytest.mark.parametrize("module", _READERS)
 def test_no_op_name_tables_outside_ops(module):
     """The modules that read per-op facts (in-place kernels, summary hints, the legacy
-    upgrader's variable attributes) hold no table keyed by op names and no comparison with
-    one: the facts are OpDef fields. (The legacy upgrader's 0.9.5 step names argmax/argmin
-    because MXNet's upgrader does; it is a rule of the file format, not a table.)"""
+    upgrader's variable attributes, the exporter's all-zero producers) hold no table keyed by
+    op names and no comparison with one: the facts are OpDef fields. (The legacy upgrader's
+    0.9.5 step names argmax/argmin because MXNet's upgrader does; it is a rule of the file
+    format, not a table.)"""
     import gluonport
 
     path = os.path.join(os.path.dirname(gluonport.__file__), module)
@@ -175,3 +177,38 @@ def test_no_op_name_tables_outside_ops(module):
 def _is_format_rule(node: ast.Compare) -> bool:
     """``node.op in ("argmax", "argmin")``: MXNet's 0.9.5 upgrader rule, by op name."""
     return sorted(_op_names_in(node)) == ["argmax", "argmin"]
+
+
+@pytest.mark.parametrize("fill, omitted", [("_zeros", True), ("_zeros_without_dtype", True),
+                                           ("_full0", True), ("_full1", False)])
+def test_exporter_reads_all_zeros_from_the_op(fill, omitted):
+    """An RNN's initial state made by an op whose ``OpDef.all_zeros`` holds is left out of the
+    ONNX node (ONNX's default is zeros); any other state is fed. Numbers against the
+    numpy executor either way."""
+    import gluonport as mx
+    from gluonport.onnx import export_symbol
+    from gluonport.ops.rnn import rnn_param_size
+    from tests.onnx._export_check import run_ort
+    from tests.ops._check import forward
+
+    T, N, C, H = 4, 2, 3, 5
+    rng = np.random.RandomState(3)
+    flat = rng.uniform(-0.5, 0.5, rnn_param_size("gru", H, 1, False, C)).astype(np.float32)
+    attrs = {"shape": (1, N, H)}
+    op = {"_full0": "_full", "_full1": "_full"}.get(fill, fill)
+    if fill.startswith("_full"):
+        attrs["value"] = float(fill[-1])
+    if op == "_zeros_without_dtype":
+        attrs["dtype"] = 0
+    state = mx.sym.invoke(op, [], attrs)
+    sym = mx.sym.invoke("RNN", [mx.sym.var("data"), mx.sym.var("w"), state],
+                        {"mode": "gru", "state_size": H, "num_layers": 1})
+    data = {"data": rng.uniform(-1, 1, (T, N, C)).astype(np.float32)}
+    model = export_symbol(sym, {"w": flat}, in_shapes={"data": (T, N, C)})
+    gru = [n for n in model.graph.node if n.op_type == "GRU"]
+    assert len(gru) == 1
+    initial_h = list(gru[0].input)[5] if len(gru[0].input) > 5 else ""
+    assert (initial_h == "") == omitted
+    want = forward(sym, {**data, "w": flat})
+    got = run_ort(model, data)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
