@@ -187,6 +187,7 @@ def _one_hot(p, indices):
 define("one_hot", _one_hot,
     lambda p, ins: (ins, [None if ins[0] is None else tuple(ins[0]) + (p.depth,)]),
     inputs=("indices",), infer_type=lambda p, t: (t, [dtypes.to_numpy(p.dtype)]),
+    sized_by_attrs=True,
     params={"depth": Int(), "on_value": Float(1.0), "off_value": Float(0.0),
             "dtype": DType("float32", choices=_DTYPES)},
     doc="One-hot rows of length ``depth`` (``on_value`` at the index, ``off_value`` "

@@ -242,7 +242,7 @@ def _register_sample(distr: str) -> None:
 
     register(OpDef(op, params={"shape": Shape(()), "dtype": Optional(DType(choices=_REAL))},
                    inputs=inputs, compute=compute, infer_shape=_sample_shape,
-                   infer_type=_sample_type, aliases=(f"sample_{distr}",),
+                   infer_type=_sample_type, aliases=(f"sample_{distr}",), sized_by_attrs=True,
                    no_onnx=None if distr in EXPORTED else _NO_ONNX))
 
 
@@ -320,7 +320,7 @@ register(OpDef(
                                              "float64"))},
     compute=_multinomial, num_outputs=lambda p: 2 if p.get_prob else 1,
     infer_shape=_multinomial_shape, infer_type=_multinomial_type,
-    aliases=("sample_multinomial",)))
+    aliases=("sample_multinomial",), sized_by_attrs=True))
 
 
 def _shuffle(p, data: np.ndarray) -> np.ndarray:

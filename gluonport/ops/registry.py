@@ -140,6 +140,10 @@ class OpDef:
         ``input_hint(p, weight_shape, node_name) -> text | None``: what the op's weight (input
         1) says about the shape of its data input (input 0), for ``gluonport inspect``:
         ``"N,3,H,W (conv0 is a 2-D Convolution over 3 channels)"``.
+    sized_by_attrs:
+        The output's size comes from attributes as much as from the inputs (``tile`` reps,
+        ``one_hot`` depth, ``UpSampling`` scale, the ``_sample_*`` shape): compute checks the
+        size budget first, as every op without inputs does.
     all_zeros:
         ``all_zeros(p) -> bool``: the output is all zeros for these params whatever the inputs
         (``_zeros``; ``_full`` of 0), so a consumer's ONNX lowering may leave out an optional
@@ -169,6 +173,7 @@ class OpDef:
     keeps_shape: bool = False
     input_hint: InputHintFn | None = None
     all_zeros: Callable[[Params], bool] | None = None
+    sized_by_attrs: bool = False
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 
@@ -289,7 +294,7 @@ class OpDef:
         if fn is None:
             raise UnsupportedOpError(f"operator {self.name!r} has no numpy compute",
                                      {self.name: []})
-        if not inputs or self.name in SIZED_BY_ATTRS:
+        if not inputs or self.sized_by_attrs:
             self._check_budget(p, inputs)
         out = fn(p, *inputs)
         if isinstance(out, (tuple, list)):
@@ -342,16 +347,6 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
-
-
-#: Ops with inputs whose output size comes from attributes as much as from the inputs; they
-#: (and every op without inputs) check the size budget before computing.
-SIZED_BY_ATTRS = frozenset({
-    "tile", "repeat", "one_hot", "broadcast_to", "broadcast_axis", "Pad", "UpSampling",
-    "_image_resize", "_contrib_BilinearResize2D", "Deconvolution", "_sample_uniform",
-    "_sample_normal", "_sample_gamma", "_sample_exponential", "_sample_poisson",
-    "_sample_negative_binomial", "_sample_generalized_negative_binomial",
-    "_sample_multinomial"})
 
 
 def _same_shape_rule(p: Params, in_shapes: list) -> tuple[list, list]:

@@ -512,7 +512,7 @@ register(OpDef(
 register(OpDef(
     "Deconvolution", params=_conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
     infer_shape=_deconv_shape, compute=_deconv, aliases=("_npx_deconvolution",),
-    input_hint=_data_hint("Deconvolution"),
+    input_hint=_data_hint("Deconvolution"), sized_by_attrs=True,
     doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel)."))
 
 
@@ -595,6 +595,7 @@ register(OpDef(
             "multi_input_mode": Enum(("concat", "sum"), "concat"), "num_args": Int(),
             "workspace": Int(512)},
     inputs=_up_inputs, variadic="num_args", infer_shape=_up_shape, compute=_upsampling,
+    sized_by_attrs=True,
     # MXNet 1.9.1's FSetInputVarAttrOnCompose sets input 1 whatever the sample_type: the weight
     # when bilinear, the second image (arg1) when nearest.
     var_attrs={"weight": {"__init__": '["bilinear", {}]'},

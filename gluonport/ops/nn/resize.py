@@ -183,7 +183,7 @@ register(OpDef(
     params={"height": Int(1), "width": Int(1), "scale_height": Optional(Float()),
             "scale_width": Optional(Float()), "mode": Enum(_RESIZE_MODES, "size"),
             "align_corners": Bool(True)},
-    inputs=_resize_inputs, compute=_resize, infer_shape=_resize_shape,
+    inputs=_resize_inputs, compute=_resize, infer_shape=_resize_shape, sized_by_attrs=True,
     doc="Bilinear resize of NCHW data to a size chosen by mode."))
 
 
@@ -227,7 +227,7 @@ register(OpDef(
     "Pad",
     params={"mode": Enum(("constant", "edge", "reflect")), "pad_width": Shape(),
             "constant_value": Float(0.0)},
-    compute=_pad, infer_shape=_pad_shape, aliases=("pad",),
+    compute=_pad, infer_shape=_pad_shape, aliases=("pad",), sized_by_attrs=True,
     doc="Pad the spatial axes of 4-D/5-D data (constant, edge or reflect)."))
 
 

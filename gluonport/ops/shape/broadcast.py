@@ -37,7 +37,7 @@ def _tile(p, x):
     return np.tile(x, tuple(p.reps)) if p.reps else x.copy()
 
 
-define("tile", _tile, one_output(_tile_shape), params={"reps": Shape()},
+define("tile", _tile, one_output(_tile_shape), params={"reps": Shape()}, sized_by_attrs=True,
     doc="Repeat the whole array ``reps`` times per dim (numpy.tile).")
 
 
@@ -63,7 +63,7 @@ def _repeat(p, x):
 
 
 define("repeat", _repeat, one_output(_repeat_shape),
-       params={"repeats": Int(), "axis": Optional(Int())},
+       params={"repeats": Int(), "axis": Optional(Int())}, sized_by_attrs=True,
     doc="Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array).")
 
 
@@ -86,7 +86,7 @@ def _broadcast(shape_fn: Callable) -> Callable:
 
 
 define("broadcast_to", _broadcast(_broadcast_to_shape), one_output(_broadcast_to_shape),
-    params={"shape": Shape(())},
+    params={"shape": Shape(())}, sized_by_attrs=True,
     doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).")
 
 
@@ -134,6 +134,7 @@ def _broadcast_axis_shape(p, s):
 
 define("broadcast_axis", _broadcast(_broadcast_axis_shape), one_output(_broadcast_axis_shape),
     params={"axis": Shape(()), "size": Shape(())}, aliases=("broadcast_axes",),
+    sized_by_attrs=True,
     doc="Broadcast the size-1 dims ``axis`` to ``size``.")
 
 

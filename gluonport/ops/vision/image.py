@@ -436,7 +436,7 @@ _reg("normalize", {"mean": FloatTuple((0.0, 0.0, 0.0, 0.0)),
      "(x - mean[c]) / std[c] over CHW/NCHW with 1 or 3 channels.")
 _reg("resize", {"size": Shape(()), "keep_ratio": Bool(False), "interp": Int(1)},
      lambda p, x: resize(x, p.size, p.keep_ratio, p.interp), _resize_rule,
-     "OpenCV resize of HWC/NHWC images to (width, height) or one edge.",
+     "OpenCV resize of HWC/NHWC images to (width, height) or one edge.", sized_by_attrs=True,
      no_onnx="OpenCV's resize rounds uint8 in fixed point (11-bit weights, shifts) and has "
              "its own border and area rules, which ONNX Resize does not reproduce")
 _reg("crop", {"x": Int(), "y": Int(), "width": Int(), "height": Int()},
