@@ -12,4 +12,5 @@ from . import (  # noqa: F401
     _import_ops_sampling,
     _import_ops_scatter,
     _import_ops_shape,
+    _import_ops_signal,
 )

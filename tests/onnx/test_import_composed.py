@@ -93,3 +93,24 @@ def test_quantize_to_a_type_mxnet_lacks_is_refused():
                    [_vi("y", TensorProto.INT16, [4])], inits, opset=21)
     with pytest.raises(UnsupportedOpError, match=r"'q'.*int16"):
         import_graph(model)
+
+
+@pytest.mark.parametrize("complex_in,inverse,onesided,length", [
+    (False, 0, 0, None), (False, 0, 1, None), (True, 1, 0, None), (False, 0, 0, 12),
+    (True, 0, 0, 6)])
+def test_dft_matches_onnxruntime(complex_in, inverse, onesided, length):
+    """Real or complex input along axis 1, forward/inverse, one-sided, zero-padded (12 > 8)
+    and truncated (6 < 8) lengths."""
+    inputs = ["x"] + (["n"] if length else [])
+    node = helper.make_node("DFT", inputs, ["y"], axis=1, inverse=inverse, onesided=onesided)
+    inits = [numpy_helper.from_array(np.array(length, np.int64), "n")] if length else []
+    c = 2 if complex_in else 1
+    size = length or 8
+    model = _model([node], [_vi("x", TensorProto.FLOAT, [2, 8, 3, c])],
+                   [_vi("y", TensorProto.FLOAT, [2, size // 2 + 1 if onesided else size, 3, 2])],
+                   inits, opset=17)
+    x = np.random.default_rng(2).standard_normal((2, 8, 3, c)).astype(np.float32)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x})[0]
+    got = prepare(model).run({"x": x})[0]
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-5, atol=1e-5)

@@ -26,8 +26,11 @@ EXCLUDE: dict[str, list[str]] = {
     "reference": [r"^test_attention_4d_causal_fp16"],
     "bit manipulation: MXNet 1.x has no bitwise / shift / bitcast ops": [
         r"^test_bitshift_", r"^test_bitwise_", r"^test_bitcast_"],
-    "signal processing (DFT, STFT, windows, mel matrix)": [
-        r"^test_dft", r"^test_stft", r"^test_melweightmatrix"],
+    # (DFT: products with constant cosine/sine matrices; MelWeightMatrix: a constant)
+    "STFT: not mapped": [r"^test_stft"],
+    "DFT inverse: the expected zeros carry the reference's float32 round trip (1.9e-7, over "
+    "the 1e-7 atol) where the transform computed in float64 gives 3e-15": [
+        r"^test_dft_inverse"],
     "deformable convolution / MaxUnpool: not mapped": [
         r"^test_basic_deform_conv", r"^test_deform_conv", r"^test_maxunpool"],
     "GridSample nearest/bicubic, border/reflection padding, 3-D; AffineGrid 3-D: MXNet's "
