@@ -12,9 +12,11 @@ from .vision import sampling  # noqa: F401
 from .nn import deformable  # noqa: F401
 from .vision import correlation  # noqa: F401
 from .nn import conv, im2col  # noqa: F401
-from . import custom, elemwise  # noqa: F401
+from . import custom  # noqa: F401
+from .math import elemwise  # noqa: F401
 from .vision import image  # noqa: F401
-from . import indexing, init, linalg  # noqa: F401
+from . import indexing, init  # noqa: F401
+from .math import linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401
 from .nn import norm  # noqa: F401
@@ -26,5 +28,7 @@ from .nn import resize  # noqa: F401
 from . import rnn  # noqa: F401
 from .vision import roi, proposal  # noqa: F401
 from .nn import sequence  # noqa: F401
-from . import shape, sort, unary  # noqa: F401
+from . import shape  # noqa: F401
+from .math import sort  # noqa: F401
+from . import unary  # noqa: F401
 # isort: on

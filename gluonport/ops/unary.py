@@ -1,6 +1,6 @@
 """Unary elementwise operators (math, rounding, activations), casts, clip and add_n.
 
-Like :mod:`gluonport.ops.elemwise`, the math ops are table rows reduced to one numpy function.
+Like :mod:`gluonport.ops.math.elemwise`, the math ops are table rows reduced to one numpy function.
 MXNet 1.9.1's semantics, checked against the real library (``tests/golden/ops/unary.npz``):
 
 * the output keeps the input dtype. Math on integers runs in double (MXNet's ``math::`` wrappers
@@ -13,10 +13,11 @@ MXNet 1.9.1's semantics, checked against the real library (``tests/golden/ops/un
 * ``clip`` casts its bounds to the dtype and tests ``x > a_max`` before ``x < a_min``;
 * ``Cast`` converts like C (``-1.7 -> -1``, uint8 wraps through int32).
 
-``erf``, ``erfinv``, ``gamma`` and ``gammaln`` come from :mod:`gluonport.ops._special` (numpy only).
+``erf``, ``erfinv``, ``gamma`` and ``gammaln`` come from :mod:`gluonport.ops.math.special`
+(numpy only).
 
 ONNX export: each table row carries its lowering (:mod:`gluonport.ops.lowering.math`,
-:mod:`gluonport.ops.lowering.special`), run in MXNet's work dtype between Casts. ONNX has no ErfInv,
+:mod:`gluonport.ops.math.special`), run in MXNet's work dtype between Casts. ONNX has no ErfInv,
 Gamma or LGamma, and onnxruntime no float64 kernel for most trigonometric and hyperbolic ops:
 those are compositions accurate to a few ulps in float64. ``Cast`` to bfloat16 is refused
 (gluonport's bfloat16 is raw uint16 bits). Conversions of NaN or out-of-range floats to integers
@@ -32,10 +33,9 @@ import numpy as np
 
 from .. import dtypes
 from ..attrs import Bool, DType, Float, Int
-from . import _special
 from .lowering import LoweringContext, lowering
 from .lowering import math as M
-from .lowering import special as S
+from .math import special
 from .registry import InPlace, OpDef, register
 
 __all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
@@ -169,25 +169,25 @@ _MATH: list[tuple[str, ArrayFn, tuple[str, ...], M.Unary]] = [
     ("expm1", np.expm1, ("_sparse_expm1",), M.expm1),
     ("sin", np.sin, ("_sparse_sin",), _op("Sin")),
     ("cos", np.cos, ("_sparse_cos",), _op("Cos")),
-    ("tan", np.tan, ("_sparse_tan",), _op("Tan", S.tan64)),
-    ("arcsin", np.arcsin, ("_sparse_arcsin",), _op("Asin", S.asin64)),
-    ("arccos", np.arccos, ("_sparse_arccos",), _op("Acos", S.acos64)),
-    ("arctan", np.arctan, ("_sparse_arctan",), _op("Atan", S.atan64)),
-    ("sinh", np.sinh, ("_sparse_sinh",), _op("Sinh", S.sinh64)),
-    ("cosh", np.cosh, ("_sparse_cosh",), _op("Cosh", S.cosh64)),
+    ("tan", np.tan, ("_sparse_tan",), _op("Tan", special.tan64)),
+    ("arcsin", np.arcsin, ("_sparse_arcsin",), _op("Asin", special.asin64)),
+    ("arccos", np.arccos, ("_sparse_arccos",), _op("Acos", special.acos64)),
+    ("arctan", np.arctan, ("_sparse_arctan",), _op("Atan", special.atan64)),
+    ("sinh", np.sinh, ("_sparse_sinh",), _op("Sinh", special.sinh64)),
+    ("cosh", np.cosh, ("_sparse_cosh",), _op("Cosh", special.cosh64)),
     ("tanh", np.tanh, ("_sparse_tanh",), _op("Tanh")),
-    ("arcsinh", np.arcsinh, ("_sparse_arcsinh",), _op("Asinh", S.asinh64)),
-    ("arccosh", np.arccosh, ("_sparse_arccosh",), _op("Acosh", S.acosh64)),
-    ("arctanh", np.arctanh, ("_sparse_arctanh",), _op("Atanh", S.atanh64)),
+    ("arcsinh", np.arcsinh, ("_sparse_arcsinh",), _op("Asinh", special.asinh64)),
+    ("arccosh", np.arccosh, ("_sparse_arccosh",), _op("Acosh", special.acosh64)),
+    ("arctanh", np.arctanh, ("_sparse_arctanh",), _op("Atanh", special.atanh64)),
     ("degrees", lambda x: x * x.dtype.type(_DEG), ("_sparse_degrees",), M.scale(_DEG)),
     ("radians", lambda x: x * x.dtype.type(_RAD), ("_sparse_radians",), M.scale(_RAD)),
-    ("gamma", _special.gamma, ("_npx_gamma", "_sparse_gamma"),
-     M.in_double(lambda g, x, w: S.gamma64(g, x))),
-    ("gammaln", _special.lgamma, ("_npx_gammaln", "_sparse_gammaln"),
-     M.in_double(lambda g, x, w: S.gammaln64(g, x))),
-    ("erf", _special.erf, ("_npx_erf",),
-     lambda g, x, w: S.erf64(g, x) if w == M.F64 else M.erf32(g, x, w)),
-    ("erfinv", _special.erfinv, ("_npx_erfinv",), S.erfinv),
+    ("gamma", special.gamma, ("_npx_gamma", "_sparse_gamma"),
+     M.in_double(lambda g, x, w: special.gamma64(g, x))),
+    ("gammaln", special.lgamma, ("_npx_gammaln", "_sparse_gammaln"),
+     M.in_double(lambda g, x, w: special.gammaln64(g, x))),
+    ("erf", special.erf, ("_npx_erf",),
+     lambda g, x, w: special.erf64(g, x) if w == M.F64 else M.erf32(g, x, w)),
+    ("erfinv", special.erfinv, ("_npx_erfinv",), special.erfinv_onnx),
     ("reciprocal", lambda x: 1.0 / x, (), _op("Reciprocal")),
     ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), ("_sparse_sigmoid",), _op("Sigmoid")),
     ("softsign", lambda x: x / (1.0 + np.abs(x)), (), M.softsign),

@@ -1,4 +1,4 @@
-"""ONNX export of the binary elementwise family (gluonport/ops/elemwise.py): every case of
+"""ONNX export of the binary elementwise family (ops/math/elemwise.py): every case of
 tests/ops/cases_elemwise.py against MXNet 1.9.1's goldens in onnxruntime, at opset 13 and the
 newest, with the right operand as a graph input and as an initializer; dynamic batch for the
 broadcasting ops; beyond the table, against the numpy executor: integer division and modulo by

@@ -1,4 +1,4 @@
-"""ONNX export of dot / batch_dot / _linalg_* (gluonport/ops/linalg.py) against MXNet 1.9.1.
+"""ONNX export of dot / batch_dot / _linalg_* (ops/math/linalg.py) against MXNet 1.9.1.
 
 Every row of the case table is exported (lowest and newest opset, weights as inputs and as
 initializers) and imported back by the op test driver, tests/ops/test_ops.py; this file

@@ -1,4 +1,4 @@
-"""ONNX export of topk / sort / argsort (gluonport/ops/sort.py) against MXNet 1.9.1's goldens.
+"""ONNX export of topk / sort / argsort (ops/math/sort.py) against MXNet 1.9.1's goldens.
 
 Every row of the case table is exported (lowest and newest opset, weights as inputs and as
 initializers) and imported back by the op test driver, tests/ops/test_ops.py; this file

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/elemwise.py: binary, broadcast and scalar ops (plain data; see
+"""Case table for ops/math/elemwise.py: binary, broadcast and scalar ops (plain data; see
 tests/ops/_check.py). Unary ops are in cases_unary.py."""
 
 NAN, INF = float("nan"), float("inf")

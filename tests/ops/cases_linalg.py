@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/linalg.py (plain data; see tests/ops/_check.py).
+"""Case table for ops/math/linalg.py (plain data; see tests/ops/_check.py).
 
 MXNet's CPU kernels take float32/float64 only, so every case uses those. BLAS-heavy cases
 compare at rtol 1e-4 / atol 1e-5.

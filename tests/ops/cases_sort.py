@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/sort.py (plain data; see tests/ops/_check.py).
+"""Case table for ops/math/sort.py (plain data; see tests/ops/_check.py).
 
 Random float inputs have distinct values, so the order among ties (unspecified in MXNet) does not
 enter these comparisons; ties are tested separately in test_sort.py.

@@ -6,7 +6,7 @@ import pytest
 import gluonport as mx
 from gluonport.errors import OpAttributeError, ShapeError
 from gluonport.ops import registry
-from gluonport.ops.elemwise import int_div, mxnet_mod
+from gluonport.ops.math.elemwise import int_div, mxnet_mod
 
 ALIASES = [
     # (alias, canonical) from MXNet 1.9.1's registry

@@ -9,7 +9,8 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import OpAttributeError
-from gluonport.ops import _special, registry
+from gluonport.ops import registry
+from gluonport.ops.math import special as _special
 from gluonport.ops.unary import c_cast
 
 UNARY_ALIASES = [

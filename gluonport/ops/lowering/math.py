@@ -21,7 +21,7 @@ What onnxruntime (CPU, 1.16 to 1.31) lacks, and the way around it:
   for a zero divisor in ``mod``; gluonport also for ``div``, where MXNet itself dies);
 * no float64 kernel for ``Tan``, ``Asin``, ``Acos``, ``Atan``, ``Sinh``, ``Cosh``, ``Asinh``,
   ``Acosh``, ``Atanh``, ``Softsign``, ``Erf`` and ``HardSigmoid``: float64 data goes through
-  compositions of ops that have one (:mod:`gluonport.ops.lowering.special` for the special
+  compositions of ops that have one (:mod:`gluonport.ops.math.special` for the special
   functions), accurate to a few units in the last place;
 * ``Sign(nan)`` is NaN (MXNet: 0), ``Erf(nan)`` is 1 in 1.16, and ``Max``/``Min`` propagate
   NaN in 1.31 but not in 1.16: NaN is handled explicitly; ``Round`` rounds halves to even

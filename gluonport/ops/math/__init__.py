@@ -1,12 +1,20 @@
 """Math operators, one file per op group, each op defined whole (parameters, compute, shape
 and type rules, ONNX lowering):
 
+* :mod:`.elemwise`: binary, broadcast and scalar arithmetic, comparison and logic ops;
+* :mod:`.special`: the special functions (erf, erfinv, gamma, lgamma) in numpy and as ONNX
+  compositions, used by the unary ops (``gluonport/ops/unary.py``);
 * :mod:`.reduce`: sum, mean, prod, nansum, nanprod, max, min, norm, argmax, argmin,
   argmax_channel;
-* :mod:`.stats`: moments, cumsum, _histogram, all_finite, multi_all_finite.
+* :mod:`.stats`: moments, cumsum, _histogram, all_finite, multi_all_finite;
+* :mod:`.linalg`: dot, batch_dot and the ``_linalg_*`` ops;
+* :mod:`.sort`: topk, sort, argsort;
+* :mod:`.contrib`: quadratic, gradientmultiplier, khatri_rao.
+
+Importing this package registers reduce and stats (their order is the old registration order);
+``gluonport/ops/_families.py`` imports the other files.
 """
 
-# Registration order is the order of these imports.
 # isort: off
 from . import reduce, stats  # noqa: F401
 # isort: on

@@ -3,7 +3,7 @@
 Registered here: ``FullyConnected``, ``Activation``, ``LeakyReLU``, ``Dropout``, ``softmax``,
 ``log_softmax``, ``softmin`` and ``SoftmaxActivation``. The plain unary activations
 (``relu``, ``sigmoid``, ``tanh``, ``softsign``, ``hard_sigmoid``) are elementwise ops and live in
-:mod:`gluonport.ops.elemwise`; ``Embedding`` lives with the indexing ops.
+:mod:`gluonport.ops.math.elemwise`; ``Embedding`` lives with the indexing ops.
 
 MXNet facts kept here (checked against MXNet 1.9.1):
 

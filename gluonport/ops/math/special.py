@@ -1,14 +1,25 @@
-"""Special and float64 functions as ONNX subgraphs (ONNX has no ErfInv, Gamma or LGamma, and
+"""Special functions numpy lacks, vectorized, to double precision: erf, erfc, erfinv, gamma, lgamma.
+
+MXNet computes these with the C library (``erff``/``erf``, ``tgammaf``/``tgamma``,
+``lgammaf``/``lgamma``) and cephes' ``ndtri`` for ``erfinv``. gluonport evaluates them in float64
+here (no scipy dependency) and the op layer rounds to the array's dtype, so float32 results agree
+with MXNet's to the last bit or two. Every function takes and returns float64 arrays and follows
+C's conventions at poles and outside the domain (``tgamma(-1) = nan``, ``lgamma(0) = inf``,
+``erfinv(1) = inf``, ``erfinv(2) = nan``).
+
+ONNX compositions (below in this file, used by the unary ops' lowerings):
+
+Special and float64 functions as ONNX subgraphs (ONNX has no ErfInv, Gamma or LGamma, and
 onnxruntime no float64 Erf, Tan, Atan, Sinh... kernels). Used by the unary family's export.
 
 * ``erf`` (float64) and ``erfinv``: polynomials fitted, on first use, to gluonport's own
-  double-precision :mod:`gluonport.ops._special` functions (least squares on Chebyshev nodes'
+  double-precision functions above (least squares on Chebyshev nodes'
   worth of samples, converted to the power basis, which is well conditioned on these ranges).
   ``erf``: ``x P(x^2)`` for ``|x| < 2``, ``1 - exp(-x^2) Q(1/|x|)`` up to 6 (erf is 1 in double
   beyond). ``erfinv``: in ``w = -log((1 - x)(1 + x))`` (M. Giles' variable, exact near 1 since
   ``1 - x`` is), ``x P(w)`` for ``w < 5``, ``x Q(sqrt w)`` above. Relative error: ~1e-14 in
   float64, ~2e-7 in float32 (lower degrees for float32 data).
-* ``gamma``/``gammaln``: the Lanczos sum of :mod:`gluonport.ops._special` (g = 7, nine terms) and
+* ``gamma``/``gammaln``: the Lanczos sum above (g = 7, nine terms) and
   the reflection formula, with the same pole and overflow rules (~1e-15).
 * float64 ``atan`` (and ``asin``, ``acos`` through it): a float32 ``Atan`` seed on the argument
   reduced to [0, 1], refined by two Newton steps on ``tan(y) = z`` with double ``Sin``/``Cos``.
@@ -23,11 +34,169 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import _special
-from .math import F32, F64, Builder, expm1, log1p
+from ..lowering.math import F32, F64, Builder, expm1, log1p
 
-__all__ = ["erf64", "erfinv", "gamma64", "gammaln64", "tan64", "atan64", "asin64", "acos64",
-           "sinh64", "cosh64", "asinh64", "acosh64", "atanh64"]
+__all__ = ["erf", "erfc", "erfinv", "gamma", "lgamma", "erf64", "erfinv_onnx", "gamma64",
+           "gammaln64", "tan64", "atan64", "asin64", "acos64", "sinh64", "cosh64", "asinh64",
+           "acosh64", "atanh64"]
+
+
+_TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
+_SERIES_LIMIT = 2.5  # |x| below: power series for erf; above: continued fraction for erfc
+_SERIES_TERMS = 48   # enough for 1e-17 relative at |x| = 2.5 (terms peak near n = x**2)
+_CF_DEPTH = 60       # continued-fraction depth for erfc at |x| >= 2.5 (converged to 1 ulp)
+
+
+def _erf_series(x: np.ndarray) -> np.ndarray:
+    """erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1)): positive terms only."""
+    two_x2 = 2.0 * x * x
+    term = x.copy()
+    total = x.copy()
+    for n in range(1, _SERIES_TERMS):
+        term = term * two_x2 / (2 * n + 1)
+        total += term
+    return _TWO_OVER_SQRT_PI * np.exp(-x * x) * total
+
+
+def _erfc_cf(x: np.ndarray) -> np.ndarray:
+    """erfc(x) for x >= 2.5: exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))."""
+    frac = x.copy()
+    for k in range(_CF_DEPTH, 0, -1):
+        frac = x + (0.5 * k) / frac
+    with np.errstate(invalid="ignore"):
+        return np.exp(-x * x) / (np.sqrt(np.pi) * frac)
+
+
+def _erf_erfc(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(erf(x), erfc(x)), each accurate in the region where it is small."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    erf_abs = np.empty_like(ax)
+    erfc_abs = np.empty_like(ax)
+    near = ~(ax >= _SERIES_LIMIT)  # NaN goes to the series, which keeps it NaN
+    erf_abs[near] = _erf_series(ax[near])
+    erfc_abs[near] = 1.0 - erf_abs[near]
+    far = ~near
+    erfc_abs[far] = _erfc_cf(ax[far])
+    erf_abs[far] = 1.0 - erfc_abs[far]
+    neg = x < 0
+    erfc_out = np.where(neg, 2.0 - erfc_abs, erfc_abs)
+    return np.where(neg, -erf_abs, erf_abs), erfc_out
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, float64, relative error ~1e-16."""
+    return _erf_erfc(x)[0]
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function 1 - erf(x), accurate in the tails."""
+    return _erf_erfc(x)[1]
+
+
+def _erfinv_guess(a: np.ndarray) -> np.ndarray:
+    """Winitzki's closed-form approximation of erfinv on [0, 1) (relative error < 2e-3)."""
+    k = 0.147
+    ln = np.log1p(-a * a)
+    t = 2.0 / (np.pi * k) + 0.5 * ln
+    return np.sqrt(np.sqrt(t * t - ln / k) - t)
+
+
+def erfinv(y: np.ndarray) -> np.ndarray:
+    """Inverse error function: a closed-form guess refined by three Halley steps.
+
+    Near 0 the residual is ``erf(x) - |y|``; near 1 it is ``(1 - |y|) - erfc(x)`` so the tail keeps
+    full relative precision. ``erfinv(+-1) = +-inf`` and ``|y| > 1`` gives NaN, as in MXNet.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    a = np.abs(y)
+    inside = a < 1.0
+    a_in = a[inside]
+    x = _erfinv_guess(a_in)
+    tail = a_in > 0.5
+    one_minus = 1.0 - a_in  # exact for a >= 0.5 (Sterbenz)
+    for _ in range(3):
+        e, ec = _erf_erfc(x)
+        resid = np.where(tail, one_minus - ec, e - a_in)
+        slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)
+        step = resid / slope
+        x = x - step / (1.0 + x * step)
+    out = np.full_like(a, np.nan)
+    out[inside] = x
+    out[a == 1.0] = np.inf
+    return np.copysign(out, y)
+
+
+# Lanczos approximation, g = 7, nine terms (Godfrey's coefficients; ~1e-15 relative accuracy).
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lanczos_sum(x: np.ndarray) -> np.ndarray:
+    """A(x) = c0 + sum_k c_k / (x - 1 + k), so Gamma(x) = sqrt(2 pi) t^(x-1/2) e^-t A(x)."""
+    total = np.full_like(x, _LANCZOS[0])
+    for k in range(1, len(_LANCZOS)):
+        total += _LANCZOS[k] / (x - 1.0 + k)
+    return total
+
+
+def _sin_pi(x: np.ndarray) -> np.ndarray:
+    """sin(pi x) from the exact offset to the nearest integer n: (-1)^n sin(pi (x - n))."""
+    n = np.round(x)
+    d = x - n  # exact
+    parity = np.fmod(n, 2.0)  # exact, also for |n| > 2**53
+    return np.where(parity == 0.0, 1.0, -1.0) * np.sin(np.pi * d)
+
+
+def _gamma_right(x: np.ndarray) -> np.ndarray:
+    """Gamma(x) for x >= 0.5; the power is split in two so Gamma(171) does not overflow early."""
+    t = x + (_LANCZOS_G - 0.5)
+    half = t ** (0.5 * (x - 0.5))
+    return np.sqrt(2.0 * np.pi) * half * (half * np.exp(-t)) * _lanczos_sum(x)
+
+
+_GAMMA_OVERFLOW = 171.7  # Gamma(x) exceeds the float64 range above ~171.62
+
+
+def gamma(x: np.ndarray) -> np.ndarray:
+    """C's ``tgamma``: Gamma(x); +-inf at +-0, NaN at negative integers and -inf."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        right = ~(x < 0.5)  # NaN goes right and stays NaN
+        xr = x[right]
+        out[right] = np.where(xr > _GAMMA_OVERFLOW, np.inf, _gamma_right(xr))
+        xl = x[~right]
+        # reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+        refl = np.pi / (_sin_pi(xl) * _gamma_right(1.0 - xl))
+        bad = (xl == np.floor(xl)) & (xl != 0.0)  # negative integers and -inf
+        refl = np.where(bad, np.nan, refl)
+        out[~right] = np.where(xl == 0.0, np.copysign(np.inf, xl), refl)
+    return out
+
+
+def lgamma(x: np.ndarray) -> np.ndarray:
+    """C's ``lgamma``: log|Gamma(x)|; +inf at the poles 0, -1, -2, ... and at +-inf."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        right = ~(x < 0.5)
+        xr = x[right]
+        t = xr + (_LANCZOS_G - 0.5)
+        val = (0.5 * np.log(2.0 * np.pi) + (xr - 0.5) * np.log(t) - t
+               + np.log(_lanczos_sum(xr)))
+        val = np.where((xr == 1.0) | (xr == 2.0), 0.0, val)  # exact zeros, as C gives
+        out[right] = np.where(xr == np.inf, np.inf, val)
+        xl = x[~right]
+        t = (1.0 - xl) + (_LANCZOS_G - 0.5)
+        lg_refl = (0.5 * np.log(2.0 * np.pi) + (0.5 - xl) * np.log(t) - t
+                   + np.log(_lanczos_sum(1.0 - xl)))
+        val = np.log(np.pi / np.abs(_sin_pi(xl))) - lg_refl
+        out[~right] = np.where(xl == np.floor(xl), np.inf, val)
+    return out
+
 
 _ERF_SPLIT, _ERF_END = 2.0, 6.0      # erf: series part below 2, erfc part up to 6
 _ERFINV_SPLIT, _ERFINV_END = 5.0, 37.5  # erfinv: w = -log(1 - x^2) split; max w in double ~36
@@ -55,9 +224,9 @@ def horner(g: Builder, coeffs: np.ndarray, t: str, work) -> str:
 def _erf_coeffs() -> tuple[np.ndarray, np.ndarray]:
     """(P in t = x^2/2 - 1 for erf(x)/x on |x| < 2, Q in u = 3/x - 1 for erfc(x) exp(x^2))."""
     x = np.linspace(1e-9, _ERF_SPLIT, 40001)
-    central = _fit(x * x * 0.5 - 1.0, _special.erf(x) / x, 16)
+    central = _fit(x * x * 0.5 - 1.0, erf(x) / x, 16)
     x = np.linspace(_ERF_SPLIT, _ERF_END, 40001)
-    tail = _fit(3.0 / x - 1.0, _special.erfc(x) * np.exp(x * x), 12)
+    tail = _fit(3.0 / x - 1.0, erfc(x) * np.exp(x * x), 12)
     return central, tail
 
 
@@ -86,9 +255,9 @@ def _erfinv_coeffs(central_deg: int, tail_deg: int) -> tuple[np.ndarray, np.ndar
     """Fits of erfinv(x)/x: P in ``t = w/2.5 - 1`` (w < 5), Q in ``u`` (w >= 5), sampled
     through the forward functions (y -> x = erf(y), 1 - x = erfc(y)) so the tail is exact."""
     y = np.linspace(1e-8, 6.1, 200001)
-    ec = _special.erfc(y)
+    ec = erfc(y)
     w = -np.log(ec * (2.0 - ec))
-    ratio = y / _special.erf(y)
+    ratio = y / erf(y)
     near = w < _ERFINV_SPLIT
     central = _fit(w[near] / (_ERFINV_SPLIT / 2) - 1.0, ratio[near], central_deg)
     c1, c0 = _tail_map()
@@ -96,7 +265,7 @@ def _erfinv_coeffs(central_deg: int, tail_deg: int) -> tuple[np.ndarray, np.ndar
     return central, tail
 
 
-def erfinv(g: Builder, x: str, work) -> str:
+def erfinv_onnx(g: Builder, x: str, work) -> str:
     """The inverse error function in ``work`` (float32 or float64): +-inf at +-1, NaN outside
     [-1, 1], as MXNet gives."""
     central, tail = _erfinv_coeffs(*_ERFINV_DEGREES[np.dtype(work)])
@@ -114,15 +283,15 @@ def erfinv(g: Builder, x: str, work) -> str:
 # --- gamma, gammaln (float64) -------------------------------------------------------------------
 def _lanczos(g: Builder, v: str) -> tuple[str, str]:
     """(t = v + g - 1/2, A(v) = c0 + sum c_k / (v - 1 + k)) for v >= 1/2."""
-    coeffs = _special._LANCZOS
+    coeffs = _LANCZOS
     total = g.k(coeffs[0], F64)
     for k in range(1, len(coeffs)):
         term = g("Div", g.k(coeffs[k], F64), g("Add", v, g.k(k - 1.0, F64)))
         total = g("Add", total, term)
-    return g("Add", v, g.k(_special._LANCZOS_G - 0.5, F64)), total
+    return g("Add", v, g.k(_LANCZOS_G - 0.5, F64)), total
 
 
-def _sin_pi(g: Builder, x: str) -> str:
+def _sin_pi_onnx(g: Builder, x: str) -> str:
     """sin(pi x) as (-1)^n sin(pi (x - n)), n the nearest integer (exact offset)."""
     n = g("Round", x)
     parity = g("Mod", n, g.k(2, F64), fmod=1)
@@ -144,8 +313,8 @@ def gamma64(g: Builder, x: str) -> str:
     core = g("Mul", g("Mul", g.k(math.sqrt(2 * math.pi), F64), half),
              g("Mul", half, g("Exp", g("Neg", t))))
     gv = g("Mul", core, total)
-    right = g.where(g("Greater", v, g.k(_special._GAMMA_OVERFLOW, F64)), g.k(np.inf, F64), gv)
-    refl = g("Div", g.k(math.pi, F64), g("Mul", _sin_pi(g, x), gv))
+    right = g.where(g("Greater", v, g.k(_GAMMA_OVERFLOW, F64)), g.k(np.inf, F64), gv)
+    refl = g("Div", g.k(math.pi, F64), g("Mul", _sin_pi_onnx(g, x), gv))
     zero = g.k(0, F64)
     pole = g("And", g("Equal", x, g("Floor", x)), g("Not", g("Equal", x, zero)))
     refl = g.where(pole, g.k(np.nan, F64), refl)
@@ -163,7 +332,7 @@ def gammaln64(g: Builder, x: str) -> str:
     inf = g.k(np.inf, F64)
     exact = g("Or", g("Equal", v, g.k(1, F64)), g("Equal", v, g.k(2, F64)))
     right = g.where(g("Equal", v, inf), inf, g.where(exact, g.k(0, F64), lg))
-    refl = g("Sub", g("Log", g("Div", g.k(math.pi, F64), g("Abs", _sin_pi(g, x)))), lg)
+    refl = g("Sub", g("Log", g("Div", g.k(math.pi, F64), g("Abs", _sin_pi_onnx(g, x)))), lg)
     refl = g.where(g("Equal", x, g("Floor", x)), inf, refl)
     return g.where(left, refl, right)
 

@@ -27,13 +27,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import Bool, Float
-from ..errors import ShapeError
-from ._shape import broadcast_shapes, same_shape
-from .lowering import LoweringContext, lowering
-from .lowering import math as M
-from .registry import InPlace, OpDef, register
-from .unary import c_cast
+from ...attrs import Bool, Float
+from ...errors import ShapeError
+from .._shape import broadcast_shapes, same_shape
+from ..lowering import LoweringContext, lowering
+from ..lowering import math as M
+from ..registry import InPlace, OpDef, register
+from ..unary import c_cast
 
 __all__ = ["binary", "broadcast", "scalar", "int_div", "mxnet_mod"]
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import Bool, DType, Enum, Int, Optional
-from ..errors import DTypeError, ShapeError
-from ._shape import norm_axis
-from .lowering import LoweringContext, deliver, lowering
-from .registry import OpDef, register
+from ...attrs import Bool, DType, Enum, Int, Optional
+from ...errors import DTypeError, ShapeError
+from .._shape import norm_axis
+from ..lowering import LoweringContext, deliver, lowering
+from ..registry import OpDef, register
 
 __all__ = ["stable_order"]
 
@@ -185,7 +185,7 @@ def _topk_input(ctx: LoweringContext, axis: int | None) -> tuple[str, int]:
 
 def _axis_len(ctx: LoweringContext, x: str, axis: int | None) -> str:
     """``K`` for the whole axis (a 1-element int64 tensor), from Shape when it is dynamic."""
-    from .math.reduce import onnx_dims
+    from .reduce import onnx_dims
 
     if axis is None:
         if not ctx.is_dynamic(0):
@@ -211,7 +211,7 @@ def _mask(ctx: LoweringContext, x: str, idx: str, ax: int, flat: bool) -> str:
     """0/1 in the input dtype, 1 where TopK picked an element."""
     from onnx import helper
 
-    from .. import dtypes
+    from ... import dtypes
 
     onnx_type = dtypes.onnx_of(ctx.dtype)
     zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [x])],

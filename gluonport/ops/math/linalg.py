@@ -29,11 +29,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Float, Int, Optional
-from ..errors import DTypeError, ShapeError
-from ._shape import fmt, known, merge
-from .lowering import LoweringContext, const_like, deliver, lowering
-from .registry import OpDef, register
+from ...attrs import Bool, Enum, Float, Int, Optional
+from ...errors import DTypeError, ShapeError
+from .._shape import fmt, known, merge
+from ..lowering import LoweringContext, const_like, deliver, lowering
+from ..registry import OpDef, register
 
 __all__ = ["dot_shape", "batch_dot_shape"]
 
@@ -545,7 +545,7 @@ def _scaled(ctx: LoweringContext, x: str, alpha: float) -> str:
 
 def _dot_onnx(ctx: LoweringContext) -> None:
     """MatMul on MXNet's 2-d views (Gemm for two matrices), reshaped to the N-d result."""
-    from .math.reduce import onnx_dims, onnx_shape
+    from .reduce import onnx_dims, onnx_shape
 
     p, (a, b) = ctx.params, ctx.inputs
     na, nb = len(ctx.in_shapes[0]), len(ctx.in_shapes[1])
@@ -653,7 +653,7 @@ def _diagonal(ctx: LoweringContext, offset: int, what: str) -> str:
 
 
 def _sumlogdiag_onnx(ctx: LoweringContext) -> None:
-    from .math.reduce import onnx_reduce
+    from .reduce import onnx_reduce
 
     nd = len(ctx.shape)
     logs = ctx.make("Log", [_diagonal(ctx, 0, "linalg_sumlogdiag")])
