@@ -5,6 +5,12 @@ Run with the oracle interpreter from the repository root::
     /root/.cache/gluonport-oracle/bin/python tests/golden/compose/gen_legacy_var_attrs.py
 
 ``cases()`` is also imported by the test (no MXNet needed there) to build the same inputs.
+
+Which ops have the rule: MXNet 1.9.1's FSetInputVarAttrOnCompose registrations (BatchNorm,
+BatchNorm_v1, _contrib_SyncBatchNorm, _contrib_BatchNormWithReLU, LeakyReLU, UpSampling,
+IdentityAttachKLSparseReg), confirmed by loading, in MXNet 1.9.1, a 0.9.3 graph of each
+registered forward op that needs no attributes (682 of them) with six variable inputs: only
+those ops (and the _npx_ aliases) set an ``__init__``.
 """
 import json
 import os
