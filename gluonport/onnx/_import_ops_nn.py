@@ -323,6 +323,9 @@ def matmul(ctx: ImportContext, a: Value, b: Value) -> object:
                       flatten=False)
     if rb <= 2:
         return ctx.op("dot", a.sym, b.sym)
+    if ra == 1:  # (K,) @ (..., K, N): the vector against every matrix, summed over K
+        return ctx.op("sum", ctx.op("broadcast_mul", reshape(ctx, a.sym, (-1, 1)), b.sym),
+                      axis=-2)
     return _batched_matmul(ctx, a, b)
 
 

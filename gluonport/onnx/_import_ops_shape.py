@@ -326,12 +326,20 @@ def _gather_elements_dynamic(ctx: ImportContext, data: Value, indices: Value, ax
 @importer("GatherND", since=11)
 def gather_nd(ctx: ImportContext, data: Value, indices: Value, *, batch_dims: int = 0
               ) -> object:
-    """ONNX keeps the index tuple on the last axis, MXNet on the first: transpose it."""
-    if batch_dims:
-        raise ctx.fail("batch_dims > 0 has no MXNet gather_nd equivalent")
+    """ONNX keeps the index tuple on the last axis, MXNet on the first: transpose it.
+    ``batch_dims`` become leading index rows of positions (constants of the static index
+    shape)."""
     if indices.rank is None:
         raise ctx.fail("GatherND needs the rank of the indices")
     perm = (indices.rank - 1,) + tuple(range(indices.rank - 1))
+    if batch_dims:
+        shape = indices.static_shape
+        if shape is None:
+            raise ctx.fail("GatherND with batch_dims needs the static shape of the indices")
+        grids = np.indices(shape[:-1], dtype=np.dtype(indices.dtype or np.int64))[:batch_dims]
+        rows = ctx.op("transpose", indices.sym, axes=perm)
+        full = ctx.op("Concat", ctx.new_param(f"{ctx.node_name}_batch", grids), rows, dim=0)
+        return ctx.op("gather_nd", data.sym, full)
     if indices.const is not None:
         return ctx.op("gather_nd", data.sym, ctx.new_param(
             f"{indices.name}_nd", np.transpose(indices.const, perm)))

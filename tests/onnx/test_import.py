@@ -181,6 +181,10 @@ CASES = [
     ("rnn_relu", 14, [node("RNN", ["x", "w", "r"], ["y"], hidden_size=4,
                            activations=["Relu"])], {"x": SEQ},
      {"w": _f32(1, 4, 3), "r": _f32(1, 4, 4)}, 1e-5),
+    ("matmul_1d_3d", 13, [node("MatMul", ["v", "m"])], {"v": _f32(4), "m": _f32(2, 4, 3)},
+     {}, 1e-5),
+    ("gathernd_batch_dims", 13, [node("GatherND", ["d", "i"], batch_dims=1)],
+     {"d": _f32(2, 3, 4), "i": np.array([[[2], [0]], [[1], [1]]], np.int64)}, {}, 1e-6),
     # unrolled into cells (_import_ops_rnn_cells): what MXNet's fused RNN cannot express
     ("gru_lbr0_bidir", 14, [node("GRU", ["x", "w", "r", "b", "", "h0"], ["y", "yh"],
                                  hidden_size=4, direction="bidirectional")],
