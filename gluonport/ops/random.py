@@ -54,7 +54,7 @@ from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ..errors import OpAttributeError, ShapeError
 from ._shape import known
 from .lowering import LoweringContext, lowering
-from .math.reduce import onnx_dims, onnx_shape
+from .lowering.dims import onnx_dims, onnx_shape
 from .registry import OpDef, register
 
 __all__ = ["DISTRIBUTIONS"]

@@ -17,10 +17,13 @@ The exporter picks the newest handler whose ``since`` is <= the target opset.
 Shared helpers (documented interfaces; import them from here or the submodule named):
 
 * this module: :func:`deliver` (the one way to make a tensor an output), :func:`simple`,
-  :func:`scalar_binary`, :func:`const_like`, :func:`const_as`, :func:`reshape_to_rank`;
-* :mod:`.dims`: static/dynamic dims (:class:`~.dims.Dims`, ``build_shape``, ``reshape_to``);
+  :func:`scalar_binary`, :func:`const_like`, :func:`const_as`, :func:`reshape_to_rank`,
+  :func:`onnx_reduce` (one ``Reduce*`` node at any opset);
+* :mod:`.dims`: static/dynamic dims (:class:`~.dims.Dims`, ``build_shape``, ``reshape_to``,
+  ``onnx_dims``, ``onnx_shape``, ``onnx_dim``);
 * :mod:`.window`: pads, strides, windows and pooling pieces for conv/pool/resize lowerings;
-* :mod:`.math`: elementwise math with MXNet's semantics on onnxruntime's kernels (``Builder``).
+* :mod:`.math`: elementwise math with MXNet's semantics on onnxruntime's kernels (``Builder``),
+  and the work dtype of a lowering (``onnx_work_dtype``, ``onnx_compute``, ``onnx_input_as``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from ..registry import OpDef
 
 __all__ = ["LoweringContext", "Lowering", "lowering", "deliver", "simple", "scalar_binary",
-           "const_like", "const_as", "reshape_to_rank"]
+           "const_like", "const_as", "reshape_to_rank", "onnx_reduce"]
 
 
 @runtime_checkable
@@ -134,6 +137,17 @@ def deliver(ctx: LoweringContext, y: str, k: int = 0, dtype: Any = None) -> None
         last.output[0] = ctx.outputs[k]
     else:
         ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
+
+
+def onnx_reduce(ctx: LoweringContext, op_type: str, x: str, axes: Any, keepdims: bool = True,
+                outputs: list[str] | None = None) -> str:
+    """One ONNX ``op_type`` (``ReduceSum``, ``ReduceMax``...) node over ``axes``: an attribute
+    before opset 18 (ReduceSum: before 13), an input from then on."""
+    axes = [int(a) for a in axes]
+    if op_type == "ReduceSum" or ctx.opset >= 18:
+        return ctx.make(op_type, [x, ctx.ints(axes, "axes")], outputs=outputs,
+                        keepdims=int(keepdims))
+    return ctx.make(op_type, [x], outputs=outputs, axes=axes, keepdims=int(keepdims))
 
 
 def simple(op_type: str, **attrs: Any) -> Lowering:

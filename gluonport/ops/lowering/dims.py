@@ -15,7 +15,8 @@ import numpy as np
 
 from . import LoweringContext
 
-__all__ = ["Dims", "Entry", "build_shape", "reshape_to", "INT64_MAX", "INT64_MIN"]
+__all__ = ["Dims", "Entry", "build_shape", "reshape_to", "INT64_MAX", "INT64_MIN", "onnx_dims",
+           "onnx_shape", "onnx_dim"]
 
 INT64_MAX = int(np.iinfo(np.int64).max)
 INT64_MIN = int(np.iinfo(np.int64).min)
@@ -95,3 +96,33 @@ def reshape_to(ctx: LoweringContext, x: str, entries: Sequence[Entry],
             raise ctx.fail("a zero-size Reshape result needs opset >= 14 (Reshape allowzero)")
         allowzero = 1
     return ctx.make("Reshape", [x, shape], outputs=[out] if out else None, allowzero=allowzero)
+
+
+def onnx_dims(ctx: LoweringContext, i: int, start: int, end: int | None = None) -> list[int] | str:
+    """Dims ``start:end`` of input ``i``: a list of ints, or an int64 tensor when one of them
+    changes with the dynamic axes (never bake a dynamic dim into the graph)."""
+    shape = ctx.in_shapes[i]
+    end = len(shape) if end is None else end
+    if not any(ctx.in_dynamic[i][start:end]):
+        return [int(d) for d in shape[start:end]]
+    if ctx.opset >= 15:
+        return ctx.make("Shape", [ctx.inputs[i]], start=start, end=end)
+    full = ctx.make("Shape", [ctx.inputs[i]])
+    return ctx.make("Slice", [full, ctx.ints([start], "start"), ctx.ints([end], "end")])
+
+
+def onnx_shape(ctx: LoweringContext, parts: list) -> str:
+    """An int64 shape tensor joined from lists of ints and 1-D int64 tensors."""
+    if all(isinstance(p, list) for p in parts):
+        return ctx.ints([d for p in parts for d in p], "shape")
+    pieces = [ctx.ints(p, "dims") if isinstance(p, list) else p for p in parts if p != []]
+    return ctx.make("Concat", pieces, axis=0)
+
+
+def onnx_dim(ctx: LoweringContext, i: int, axis: int) -> str:
+    """Dim ``axis`` of input ``i`` as an int64 scalar tensor; read at run time when it varies
+    with the dynamic axes (its example value must not be baked in)."""
+    if not ctx.is_dynamic(i, axis):
+        return ctx.const(np.int64(ctx.in_shapes[i][axis]), "dim")
+    shape = ctx.make("Shape", [ctx.inputs[i]])
+    return ctx.make("Gather", [shape, ctx.const(np.int64(axis), "axis")], axis=0)

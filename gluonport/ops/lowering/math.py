@@ -37,6 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ... import dtypes
 from . import LoweringContext
 
 __all__ = ["Builder", "Unary", "Binary", "Native", "F32", "F64", "math_work", "unary_op",
@@ -44,7 +45,7 @@ __all__ = ["Builder", "Unary", "Binary", "Native", "F32", "F64", "math_work", "u
            "log1p", "expm1", "scale",
            "softsign", "arith", "div", "mod", "power", "hypot", "minmax", "compare", "logic",
            "negative", "sign", "relu", "logical_not", "fill_like", "widen_narrow", "erf32",
-           "onnx_input_as"]
+           "onnx_input_as", "NO_DOUBLE_KERNEL", "named", "onnx_work_dtype", "onnx_compute"]
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I32, BOOL = np.dtype(np.int32), np.dtype(np.bool_)
@@ -426,3 +427,46 @@ def fill_like(value: float) -> Callable[[Builder, str, np.dtype], str]:
         return g("ConstantOfShape", shape, value=fill)
 
     return lower
+
+
+# --- work dtypes of single-op lowerings (NN ops) ----------------------------------------------
+# onnxruntime's CPU provider has no double kernel for these ONNX ops (onnxruntime 1.16 to 1.31):
+# float64 data goes through them in float32 (relative error ~1e-7) so the model still runs.
+NO_DOUBLE_KERNEL = frozenset({"Softplus", "Softsign", "Elu", "Selu", "LeakyRelu", "PRelu", "Erf",
+                              "Gelu", "LRN", "InstanceNormalization"})
+
+
+def named(out: str | None) -> list[str] | None:
+    """``outputs=`` for ``ctx.make``: the given name, or a fresh one when ``None``."""
+    return [out] if out else None
+
+
+def onnx_work_dtype(dtype, op_types: tuple[str, ...] = (), keep_f16: bool = False) -> np.dtype:
+    """The dtype an exported op computes in: float32 for float16 data (MXNet computes float16
+    in float32 and rounds once; ``keep_f16`` for single elementwise nodes, whose kernels round
+    once too) and for float64 data through an op in ``NO_DOUBLE_KERNEL``; otherwise the
+    data's own."""
+    dt = np.dtype(dtype)
+    if (dt == np.float16 and not keep_f16) or (
+            dt == np.float64 and NO_DOUBLE_KERNEL.intersection(op_types)):
+        return np.dtype(np.float32)
+    return dt
+
+
+def onnx_compute(ctx: LoweringContext, build: Callable, op_types: tuple[str, ...] = (),
+                 out_dtype=None,
+                 keep_f16: bool = False) -> None:
+    """Define ``ctx.outputs[0]`` as ``build(x, out)`` on input 0 in its work dtype
+    (:func:`onnx_work_dtype`), cast to ``out_dtype`` (default: the input's) when they differ.
+
+    ``build`` returns its result's tensor name and writes it to ``out`` when ``out`` is given
+    (no cast needed), else to a fresh name.
+    """
+    dt = np.dtype(ctx.in_dtypes[0])
+    work = onnx_work_dtype(dt, op_types, keep_f16)
+    target = np.dtype(out_dtype) if out_dtype is not None else dt
+    x = onnx_input_as(ctx, 0, work)
+    if target == work:
+        build(x, ctx.outputs[0])
+        return
+    ctx.make("Cast", [build(x, None)], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(target))

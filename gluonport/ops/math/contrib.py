@@ -89,7 +89,7 @@ def _quadratic_onnx(ctx: LoweringContext) -> None:
 def _khatri_rao_onnx(ctx: LoweringContext) -> None:
     """Outer products of matching rows by broadcasting ``(r, 1, k) * (1, s, k)``, flattened
     to ``(r * s, k)`` one input at a time."""
-    from .reduce import onnx_dims, onnx_shape
+    from ..lowering.dims import onnx_dims, onnx_shape
 
     y = ctx.inputs[0]
     shape = onnx_shape(ctx, [[-1], onnx_dims(ctx, 0, 1, 2)])

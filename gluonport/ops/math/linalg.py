@@ -545,7 +545,7 @@ def _scaled(ctx: LoweringContext, x: str, alpha: float) -> str:
 
 def _dot_onnx(ctx: LoweringContext) -> None:
     """MatMul on MXNet's 2-d views (Gemm for two matrices), reshaped to the N-d result."""
-    from .reduce import onnx_dims, onnx_shape
+    from ..lowering.dims import onnx_dims, onnx_shape
 
     p, (a, b) = ctx.params, ctx.inputs
     na, nb = len(ctx.in_shapes[0]), len(ctx.in_shapes[1])
@@ -653,7 +653,7 @@ def _diagonal(ctx: LoweringContext, offset: int, what: str) -> str:
 
 
 def _sumlogdiag_onnx(ctx: LoweringContext) -> None:
-    from .reduce import onnx_reduce
+    from ..lowering import onnx_reduce
 
     nd = len(ctx.shape)
     logs = ctx.make("Log", [_diagonal(ctx, 0, "linalg_sumlogdiag")])

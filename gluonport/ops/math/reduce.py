@@ -27,11 +27,10 @@ import numpy as np
 from ...attrs import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from .._shape import fmt, known, norm_axis
-from ..lowering import LoweringContext, deliver, lowering
+from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..registry import OpDef, register
 
-__all__ = ["reduce_axes", "reduced_shape", "onnx_reduce", "onnx_dims", "onnx_shape",
-           "count_slices", "keep_or_drop"]
+__all__ = ["reduce_axes", "reduced_shape", "count_slices", "keep_or_drop"]
 
 _AXES_PARAMS = {"axis": Optional(Shape()), "keepdims": Bool(False), "exclude": Bool(False)}
 _AXIS_PARAMS = {"axis": Optional(Int()), "keepdims": Bool(False)}
@@ -229,37 +228,6 @@ register(OpDef(
 # +/-inf: the first NaN wins as in MXNet, unless an infinity of that sign comes before it.
 _WIDEN = {"float16": np.float32, "int8": np.int32, "uint8": np.int32, "int16": np.int32,
           "uint16": np.int32}
-
-
-def onnx_reduce(ctx: LoweringContext, op_type: str, x: str, axes: tuple, keepdims: bool,
-                outputs: list[str] | None = None) -> str:
-    """One ONNX ``op_type`` (``ReduceSum``, ``ReduceMax``...) node over ``axes``."""
-    since = 13 if op_type == "ReduceSum" else 18
-    if ctx.opset >= since:
-        return ctx.make(op_type, [x, ctx.ints(axes, "axes")], outputs=outputs,
-                        keepdims=int(keepdims))
-    return ctx.make(op_type, [x], outputs=outputs, axes=list(axes), keepdims=int(keepdims))
-
-
-def onnx_dims(ctx: LoweringContext, i: int, start: int, end: int | None = None) -> list[int] | str:
-    """Dims ``start:end`` of input ``i``: a list of ints, or an int64 tensor when one of them
-    changes with the dynamic axes (never bake a dynamic dim into the graph)."""
-    shape = ctx.in_shapes[i]
-    end = len(shape) if end is None else end
-    if not any(ctx.in_dynamic[i][start:end]):
-        return [int(d) for d in shape[start:end]]
-    if ctx.opset >= 15:
-        return ctx.make("Shape", [ctx.inputs[i]], start=start, end=end)
-    full = ctx.make("Shape", [ctx.inputs[i]])
-    return ctx.make("Slice", [full, ctx.ints([start], "start"), ctx.ints([end], "end")])
-
-
-def onnx_shape(ctx: LoweringContext, parts: list) -> str:
-    """An int64 shape tensor joined from lists of ints and 1-D int64 tensors."""
-    if all(isinstance(p, list) for p in parts):
-        return ctx.ints([d for p in parts for d in p], "shape")
-    pieces = [ctx.ints(p, "dims") if isinstance(p, list) else p for p in parts if p != []]
-    return ctx.make("Concat", pieces, axis=0)
 
 
 def _finish(ctx: LoweringContext, y: str, work, keepdims: bool, full: bool) -> None:

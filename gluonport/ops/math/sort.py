@@ -185,7 +185,7 @@ def _topk_input(ctx: LoweringContext, axis: int | None) -> tuple[str, int]:
 
 def _axis_len(ctx: LoweringContext, x: str, axis: int | None) -> str:
     """``K`` for the whole axis (a 1-element int64 tensor), from Shape when it is dynamic."""
-    from .reduce import onnx_dims
+    from ..lowering.dims import onnx_dims
 
     if axis is None:
         if not ctx.is_dynamic(0):

@@ -36,17 +36,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ... import dtypes
 from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from .._shape import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering
-from ..lowering.math import onnx_input_as
+from ..lowering.dims import onnx_dim
+from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
 
-__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "NO_DOUBLE_KERNEL",
-           "named", "onnx_work_dtype", "onnx_input_as", "onnx_compute", "onnx_reduce",
-           "onnx_dim"]
+__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype"]
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -474,68 +472,6 @@ register(OpDef(
 
 
 # --- ONNX export ---------------------------------------------------------------------------------
-# onnxruntime's CPU provider has no double kernel for these ONNX ops (onnxruntime 1.16 to 1.31):
-# float64 data goes through them in float32 (relative error ~1e-7) so the model still runs.
-NO_DOUBLE_KERNEL = frozenset({"Softplus", "Softsign", "Elu", "Selu", "LeakyRelu", "PRelu", "Erf",
-                              "Gelu", "LRN", "InstanceNormalization"})
-
-
-def named(out: str | None) -> list[str] | None:
-    """``outputs=`` for ``ctx.make``: the given name, or a fresh one when ``None``."""
-    return [out] if out else None
-
-
-def onnx_work_dtype(dtype, op_types: tuple[str, ...] = (), keep_f16: bool = False) -> np.dtype:
-    """The dtype an exported op computes in: float32 for float16 data (MXNet computes float16
-    in float32 and rounds once; ``keep_f16`` for single elementwise nodes, whose kernels round
-    once too) and for float64 data through an op in ``NO_DOUBLE_KERNEL``; otherwise the
-    data's own."""
-    dt = np.dtype(dtype)
-    if (dt == np.float16 and not keep_f16) or (
-            dt == np.float64 and NO_DOUBLE_KERNEL.intersection(op_types)):
-        return np.dtype(np.float32)
-    return dt
-
-
-def onnx_compute(ctx: LoweringContext, build: Callable, op_types: tuple[str, ...] = (),
-                 out_dtype=None,
-                 keep_f16: bool = False) -> None:
-    """Define ``ctx.outputs[0]`` as ``build(x, out)`` on input 0 in its work dtype
-    (:func:`onnx_work_dtype`), cast to ``out_dtype`` (default: the input's) when they differ.
-
-    ``build`` returns its result's tensor name and writes it to ``out`` when ``out`` is given
-    (no cast needed), else to a fresh name.
-    """
-    dt = np.dtype(ctx.in_dtypes[0])
-    work = onnx_work_dtype(dt, op_types, keep_f16)
-    target = np.dtype(out_dtype) if out_dtype is not None else dt
-    x = onnx_input_as(ctx, 0, work)
-    if target == work:
-        build(x, ctx.outputs[0])
-        return
-    ctx.make("Cast", [build(x, None)], outputs=[ctx.outputs[0]], to=dtypes.onnx_of(target))
-
-
-def onnx_reduce(ctx: LoweringContext, op_type: str, x: str, axes, keepdims: bool = True,
-                out: str | None = None) -> str:
-    """``Reduce*`` over ``axes``: an attribute before opset 18 (ReduceSum: before 13), an
-    input from then on."""
-    axes = [int(a) for a in axes]
-    if op_type == "ReduceSum" or ctx.opset >= 18:
-        return ctx.make(op_type, [x, ctx.ints(axes, "axes")], outputs=named(out),
-                        keepdims=int(keepdims))
-    return ctx.make(op_type, [x], outputs=named(out), axes=axes, keepdims=int(keepdims))
-
-
-def onnx_dim(ctx: LoweringContext, i: int, axis: int) -> str:
-    """Dim ``axis`` of input ``i`` as an int64 scalar tensor; read at run time when it varies
-    with the dynamic axes (its example value must not be baked in)."""
-    if not ctx.is_dynamic(i, axis):
-        return ctx.const(np.int64(ctx.in_shapes[i][axis]), "dim")
-    shape = ctx.make("Shape", [ctx.inputs[i]])
-    return ctx.make("Gather", [shape, ctx.const(np.int64(axis), "axis")], axis=0)
-
-
 def _fc_bias(ctx: LoweringContext) -> str:
     """The bias as a (num_hidden,) tensor (MXNet also accepts (num_hidden, 1))."""
     if len(ctx.in_shapes[2]) == 1:

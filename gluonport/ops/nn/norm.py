@@ -42,17 +42,10 @@ from ... import dtypes
 from ...attrs import Bool, Enum, Float, Int, Optional, Str
 from ...errors import OpAttributeError, ShapeError
 from .._shape import fmt, merge, norm_axis
-from ..lowering import LoweringContext, lowering
+from ..lowering import LoweringContext, lowering, onnx_reduce
+from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
-from .dense import (
-    named,
-    onnx_compute,
-    onnx_input_as,
-    onnx_reduce,
-    onnx_work_dtype,
-    require_float,
-    work_dtype,
-)
+from .dense import require_float, work_dtype
 
 __all__ = ["bn_infer"]
 
@@ -458,7 +451,7 @@ def _standardize(ctx: LoweringContext, x: str, axes: list[int], eps: float, work
                  mean_out: str | None = None, std_out: str | None = None) -> tuple[str, ...]:
     """``((x - mean) / std, mean, std)`` with ``std = sqrt(mean((x - mean)**2) + eps)`` over
     ``axes`` (kept as size-1 dims), as MXNet's LayerNorm/GroupNorm compute."""
-    mean = onnx_reduce(ctx, "ReduceMean", x, axes, out=mean_out)
+    mean = onnx_reduce(ctx, "ReduceMean", x, axes, outputs=named(mean_out))
     xc = ctx.make("Sub", [x, mean])
     var = onnx_reduce(ctx, "ReduceMean", ctx.make("Mul", [xc, xc]), axes)
     var_eps = ctx.make("Add", [var, ctx.const(work.type(eps), "eps")])

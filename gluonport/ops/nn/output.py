@@ -32,8 +32,9 @@ from ...attrs import Bool, Enum, Float
 from ...errors import DTypeError, ShapeError
 from .._shape import fmt, known, merge
 from ..lowering import LoweringContext, lowering
+from ..lowering.math import named, onnx_compute
 from ..registry import OpDef, register
-from .dense import named, onnx_compute, require_float, sigmoid, softmax_along, work_dtype
+from .dense import require_float, sigmoid, softmax_along, work_dtype
 
 __all__: list[str] = []
 

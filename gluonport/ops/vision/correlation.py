@@ -10,9 +10,8 @@ import numpy as np
 from ...attrs import Bool, Int
 from ...errors import ShapeError
 from .._shape import fmt, merge
-from ..lowering import LoweringContext, const_as, deliver, lowering
+from ..lowering import LoweringContext, const_as, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
-from ..math.reduce import onnx_reduce
 from .boxes import op_def
 
 __all__: list[str] = []

@@ -19,9 +19,8 @@ import numpy as np
 from ...attrs import Bool, Float, FloatTuple, Int
 from ...errors import OpAttributeError, ShapeError
 from .._shape import fmt, merge
-from ..lowering import LoweringContext, deliver, lowering
+from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
-from ..math.reduce import onnx_reduce
 from .boxes import (
     float32_only,
     gather_rows,
