@@ -15,7 +15,7 @@ from .nn import conv, im2col  # noqa: F401
 from . import custom  # noqa: F401
 from .math import elemwise  # noqa: F401
 from .vision import image  # noqa: F401
-from . import indexing, init  # noqa: F401
+from .tensor import indexing, init  # noqa: F401
 from .math import linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401

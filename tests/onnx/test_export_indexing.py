@@ -1,4 +1,4 @@
-"""ONNX export of the indexing family (gluonport/ops/indexing.py) against MXNet 1.9.1's goldens,
+"""ONNX export of the indexing family (ops/tensor/indexing.py) against MXNet 1.9.1's goldens,
 plus dynamic sizes (index counts, and the indexed axis itself, whose size bounds clip/wrap)
 against the numpy executor.
 

@@ -1,4 +1,4 @@
-"""ONNX export of the creation ops (gluonport/ops/init.py): every case of tests/ops/cases_init.py
+"""ONNX export of the creation ops (ops/tensor/init.py): every case of tests/ops/cases_init.py
 against MXNet 1.9.1's goldens in onnxruntime, at opset 13 and the newest; beyond the table, the
 run-time Range/EyeLike lowering of outputs above init.FOLD_LIMIT elements against the numpy
 compute (bit for bit), and the refusals.
@@ -14,7 +14,7 @@ import pytest
 import gluonport as mx
 from gluonport.errors import ConversionError
 from gluonport.onnx import export_symbol
-from gluonport.ops import init
+from gluonport.ops.tensor import init
 from tests.onnx._export_check import OPSETS, run_ort
 from tests.ops._check import forward, load_golden
 

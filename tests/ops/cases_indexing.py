@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/indexing.py (plain data; see tests/ops/_check.py)."""
+"""Case table for ops/tensor/indexing.py (plain data; see tests/ops/_check.py)."""
 
 M = {"shape": (3, 4)}
 A = {"shape": (2, 3, 4)}

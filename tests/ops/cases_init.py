@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/init.py: creation ops, no inputs (plain data; see
+"""Case table for ops/tensor/init.py: creation ops, no inputs (plain data; see
 tests/ops/_check.py)."""
 
 

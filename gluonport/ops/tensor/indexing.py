@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..attrs import Bool, DType, Enum, Float, Int, Optional, Shape
-from ..errors import DTypeError, ShapeError
-from ._shape import fmt, merge, norm_axis
-from .lowering import LoweringContext, deliver, lowering
-from .lowering.dims import Dims, reshape_to
-from .shape.rules import check, define, types_from
+from ... import dtypes
+from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ...errors import DTypeError, ShapeError
+from .._shape import fmt, merge, norm_axis
+from ..lowering import LoweringContext, deliver, lowering
+from ..lowering.dims import Dims, reshape_to
+from ..shape.rules import check, define, types_from
 
 __all__: list[str] = []
 
