@@ -20,7 +20,7 @@ from .math import linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401
 from .nn import norm  # noqa: F401
-from . import optimizer, optimizer_multi  # noqa: F401
+from .optimizer import update, multi  # noqa: F401
 from .nn import output, pool  # noqa: F401
 from . import random  # noqa: F401
 from .math import reduce, stats  # noqa: F401

@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import REQUIRED, Bool, Float, FloatTuple, Int, Shape
-from ..errors import OpAttributeError, ShapeError
-from ._shape import fmt, merge
-from .optimizer import F32, NO_ONNX, check_same_shapes, clip, rescale_value
-from .registry import OpDef, register
+from ...attrs import REQUIRED, Bool, Float, FloatTuple, Int, Shape
+from ...errors import OpAttributeError, ShapeError
+from .._shape import fmt, merge
+from ..registry import OpDef, register
+from .update import F32, NO_ONNX, check_same_shapes, clip, rescale_value
 
 __all__: list[str] = []
 
