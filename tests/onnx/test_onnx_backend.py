@@ -6,10 +6,11 @@ into an MXNet graph (gluonport.onnx.backend), run on the numpy executor and comp
 onnx's expected outputs (its tolerances, exact shapes and dtypes).
 
 Every exclusion below is a regular expression with the reason it cannot pass. Categories:
-no MXNet 1.x equivalent; non-tensor types (strings, sequences, optionals, maps) and control
-flow; training ops; tensor types MXNet 1.x lacks (float8, int4, int2, float4, bfloat16);
-quantization; randomness; empty tensors (MXNet 1.x has no zero-size arrays); known semantic
-differences; and real models whose weights are downloads (no network here).
+no MXNet 1.x equivalent; non-tensor types (strings, sequences, optionals, maps); training ops;
+tensor types MXNet 1.x lacks (float8, int4, int2, float4, bfloat16); quantization; randomness;
+empty tensors (MXNet 1.x has no zero-size arrays); known semantic differences; and real models
+whose weights are downloads (no network here). ``benchmarks/onnx_backend_coverage.py`` counts
+the tests per category (``--run all`` also runs the excluded ones).
 """
 
 from __future__ import annotations
