@@ -52,7 +52,7 @@ from .. import dtypes
 from .._rng import generator
 from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ..errors import OpAttributeError, ShapeError
-from ._shape import known
+from .infer import known
 from .lowering import LoweringContext, lowering
 from .lowering.dims import onnx_dims, onnx_shape
 from .registry import OpDef, register

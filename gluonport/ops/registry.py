@@ -351,7 +351,7 @@ class OpDef:
 
 def _same_shape_rule(p: Params, in_shapes: list) -> tuple[list, list]:
     """MXNet's ElemwiseShape: every input and the output have one shape."""
-    from ._shape import same_shape
+    from .infer import same_shape
 
     return same_shape(in_shapes, 1)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..attrs import Bool, Enum, Float, Int, Optional
 from ..errors import DTypeError, OpAttributeError, ShapeError
-from ._shape import fmt, merge
+from .infer import fmt, merge
 from .lowering import LoweringContext, deliver, lowering
 from .registry import OpDef, register
 

@@ -17,7 +17,7 @@ from .. import dtypes
 from .._budget import check_graph
 from ..attrs import Shape as ShapeField
 from ..errors import DTypeError, GluonportError, ResourceLimitError, ShapeError
-from ..ops._shape import fmt, merge
+from ..ops.infer import fmt, merge
 from ._graph import Node, check_supported, is_known
 
 __all__ = ["infer_shapes", "infer_types", "var_shape_attr", "var_dtype_attr", "check_budget"]

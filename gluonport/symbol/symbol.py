@@ -250,7 +250,7 @@ class Symbol(OpSurface):
                 return [() if s is None else s for s in shapes]
 
             return fill(arg_s), fill(out_s), fill(aux_s)
-        from ..ops._shape import known
+        from ..ops.infer import known
 
         if not all(known(s) for s in arg_s + out_s + aux_s):
             missing = [n.name for n, s in zip(args_n + aux_n, arg_s + aux_s) if not known(s)]

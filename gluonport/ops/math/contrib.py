@@ -10,7 +10,7 @@ import numpy as np
 
 from ...attrs import Bool, Float, Int
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, simple
 from ..registry import OpDef, register
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...attrs import Bool, Float
 from ...errors import ShapeError
-from .._shape import broadcast_shapes, same_shape
+from ..infer import broadcast_shapes, same_shape
 from ..lowering import LoweringContext, lowering
 from ..lowering import math as M
 from ..registry import InPlace, OpDef, register

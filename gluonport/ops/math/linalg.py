@@ -31,7 +31,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Float, Int, Optional
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt, known, merge
+from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, const_like, deliver, lowering
 from ..registry import OpDef, register
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, known, norm_axis
+from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..registry import OpDef, register
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...attrs import Bool, DType, Enum, Int, Optional
 from ...errors import DTypeError, ShapeError
-from .._shape import norm_axis
+from ..infer import norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 

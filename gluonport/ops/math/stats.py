@@ -43,7 +43,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, FloatTuple, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
-from .._shape import fmt, known, norm_axis
+from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..registry import OpDef, register
 from .reduce import count_slices, keep_or_drop, reduce_axes, reduced_shape

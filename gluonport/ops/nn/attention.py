@@ -15,7 +15,7 @@ import numpy as np
 
 from ...attrs import Int
 from ...errors import ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering
 from ..lowering.dims import Dims
 from ..registry import OpDef, register

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, lowering
 from ..lowering.dims import Dims
 from ..registry import OpDef, register

@@ -38,7 +38,7 @@ import numpy as np
 
 from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
-from .._shape import fmt, merge, norm_axis
+from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import onnx_dim
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...attrs import Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register

@@ -41,7 +41,7 @@ import numpy as np
 from ... import dtypes
 from ...attrs import Bool, Enum, Float, Int, Optional, Str
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge, norm_axis
+from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Float
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt, known, merge
+from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering
 from ..lowering.math import named, onnx_compute
 from ..registry import OpDef, register

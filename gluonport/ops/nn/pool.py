@@ -34,7 +34,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...attrs import Bool, Float, Int
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MIN, Dims
 from ..registry import OpDef, register

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...attrs import REQUIRED, Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..registry import OpDef, register
 from .update import F32, NO_ONNX, check_same_shapes, clip, rescale_value
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...attrs import REQUIRED, Bool, Float, Int
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..registry import OpDef, register
 
 __all__ = ["NO_ONNX", "clip", "f32", "check_same_shapes", "rescale_value", "mp_type"]

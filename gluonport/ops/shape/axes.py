@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...attrs import Int, Optional, Shape
-from .._shape import known, norm_axis
+from ..infer import known, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MIN, Dims, reshape_to
 from .rules import check, define, one_output, out_list

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...attrs import Bool, Int, Shape
 from ...errors import ShapeError
-from .._shape import fmt, merge, norm_axis
+from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims
 from .rules import check, define, out_list

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...attrs import Int
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, reshape_to
 from .rules import check, define, one_output, out_list

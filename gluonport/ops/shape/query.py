@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...attrs import Float, Int, Optional, Str
-from .._shape import fmt, norm_axis
+from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
 from .reshape import (

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...attrs import Bool, Int, Optional, Shape
 from ...errors import ShapeError
-from .._shape import fmt, known, merge
+from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, Entry, reshape_to
 from .rules import LIKE_TYPES, check, define, one_output, out_list

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ...attrs import REQUIRED, Int, Optional, Shape
-from .._shape import fmt, norm_axis
+from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MAX, INT64_MIN, Dims
 from .rules import LIKE_TYPES, check, define, one_output, out_list

@@ -28,7 +28,7 @@ import numpy as np
 from ... import dtypes
 from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt, merge, norm_axis
+from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
 from ..shape.rules import check, define, types_from

@@ -27,7 +27,7 @@ import numpy as np
 from ... import dtypes
 from ...attrs import Bool, DType, Float, Int, Optional, Shape, Str
 from ...errors import OpAttributeError, ShapeError
-from .._shape import known
+from ..infer import known
 from ..lowering import LoweringContext, lowering
 from ..registry import OpDef, register
 from ..unary import CAST_DTYPES, c_cast

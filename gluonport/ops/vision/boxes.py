@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...errors import DTypeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext
 from ..registry import OpDef, register
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...attrs import Bool, Int
 from ...errors import ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
 from .boxes import op_def

@@ -43,7 +43,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Float, Int
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims
 from .boxes import (

@@ -57,7 +57,7 @@ from ... import _cv_resize
 from ..._rng import generator
 from ...attrs import Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..registry import OpDef, register
 

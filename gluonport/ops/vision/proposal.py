@@ -18,7 +18,7 @@ import numpy as np
 
 from ...attrs import Bool, Float, FloatTuple, Int
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
 from .boxes import (

@@ -34,7 +34,7 @@ import numpy as np
 from ... import dtypes
 from ...attrs import Bool, Float, Int, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt
+from ..infer import fmt
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims
 from .boxes import (

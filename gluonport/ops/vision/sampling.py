@@ -13,7 +13,7 @@ import numpy as np
 
 from ...attrs import Bool, Enum, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
-from .._shape import fmt, merge
+from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering
 from ..lowering.dims import Dims
 from .boxes import op_def
