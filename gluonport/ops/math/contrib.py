@@ -12,6 +12,7 @@ from ...attrs import Bool, Float, Int
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, simple
+from ..lowering.dims import onnx_dims, onnx_shape
 from ..registry import OpDef, register
 
 __all__: list[str] = []
@@ -89,8 +90,6 @@ def _quadratic_onnx(ctx: LoweringContext) -> None:
 def _khatri_rao_onnx(ctx: LoweringContext) -> None:
     """Outer products of matching rows by broadcasting ``(r, 1, k) * (1, s, k)``, flattened
     to ``(r * s, k)`` one input at a time."""
-    from ..lowering.dims import onnx_dims, onnx_shape
-
     y = ctx.inputs[0]
     shape = onnx_shape(ctx, [[-1], onnx_dims(ctx, 0, 1, 2)])
     for x in ctx.inputs[1:]:

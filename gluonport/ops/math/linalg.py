@@ -32,7 +32,8 @@ import numpy as np
 from ...attrs import Bool, Enum, Float, Int, Optional
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, known, merge
-from ..lowering import LoweringContext, const_like, deliver, lowering
+from ..lowering import LoweringContext, const_like, deliver, lowering, onnx_reduce
+from ..lowering.dims import onnx_dims, onnx_shape
 from ..registry import OpDef, register
 
 __all__ = ["dot_shape", "batch_dot_shape"]
@@ -545,8 +546,6 @@ def _scaled(ctx: LoweringContext, x: str, alpha: float) -> str:
 
 def _dot_onnx(ctx: LoweringContext) -> None:
     """MatMul on MXNet's 2-d views (Gemm for two matrices), reshaped to the N-d result."""
-    from ..lowering.dims import onnx_dims, onnx_shape
-
     p, (a, b) = ctx.params, ctx.inputs
     na, nb = len(ctx.in_shapes[0]), len(ctx.in_shapes[1])
     ta, tb = p.transpose_a and na > 1, p.transpose_b and nb > 1
@@ -653,8 +652,6 @@ def _diagonal(ctx: LoweringContext, offset: int, what: str) -> str:
 
 
 def _sumlogdiag_onnx(ctx: LoweringContext) -> None:
-    from ..lowering import onnx_reduce
-
     nd = len(ctx.shape)
     logs = ctx.make("Log", [_diagonal(ctx, 0, "linalg_sumlogdiag")])
     onnx_reduce(ctx, "ReduceSum", logs, (nd - 2,), nd == 2, outputs=ctx.outputs[:1])

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes
 from ...attrs import Bool, DType, Enum, Int, Optional
 from ...errors import DTypeError, ShapeError
 from ..infer import norm_axis
 from ..lowering import LoweringContext, deliver, lowering
+from ..lowering.dims import onnx_dims
 from ..registry import OpDef, register
 
 __all__ = ["stable_order"]
@@ -185,8 +187,6 @@ def _topk_input(ctx: LoweringContext, axis: int | None) -> tuple[str, int]:
 
 def _axis_len(ctx: LoweringContext, x: str, axis: int | None) -> str:
     """``K`` for the whole axis (a 1-element int64 tensor), from Shape when it is dynamic."""
-    from ..lowering.dims import onnx_dims
-
     if axis is None:
         if not ctx.is_dynamic(0):
             return ctx.ints([_layout(ctx.shape, None)[1]], "k")
@@ -210,8 +210,6 @@ def _top(ctx: LoweringContext, k: int, axis: int | None, ascend: bool,
 def _mask(ctx: LoweringContext, x: str, idx: str, ax: int, flat: bool) -> str:
     """0/1 in the input dtype, 1 where TopK picked an element."""
     from onnx import helper
-
-    from ... import dtypes
 
     onnx_type = dtypes.onnx_of(ctx.dtype)
     zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [x])],

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ... import dtypes
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext
@@ -237,6 +238,4 @@ def as_tensor(value: np.generic):
 
 
 def onnx_type(dtype) -> int:
-    from ... import dtypes
-
     return dtypes.onnx_of(np.dtype(dtype))

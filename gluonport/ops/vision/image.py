@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import _cv_resize
+from ... import _cv_resize, dtypes
 from ..._rng import generator
 from ...attrs import Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
@@ -491,8 +491,6 @@ def _to(ctx: LoweringContext, x: str, src, dst, out: bool = False) -> str:
     outputs = [ctx.outputs[0]] if out else None
     if np.dtype(src) == np.dtype(dst):
         return ctx.make("Identity", [x], outputs=outputs) if out else x
-    from ... import dtypes
-
     return ctx.make("Cast", [x], outputs=outputs, to=dtypes.onnx_of(dst))
 
 
