@@ -21,9 +21,9 @@ import numpy as np
 
 from ..ops import registry
 from ..ops.rnn import onnx_weight_layout, rnn_param_size
+from ._import_build import reshape
 from ._import_context import ImportContext, Value, importer
 from ._import_ops_rnn_cells import unrolled_gru, unrolled_lstm
-from ._import_util import reshape
 
 __all__: list[str] = []
 

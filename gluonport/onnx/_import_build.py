@@ -1,4 +1,5 @@
-"""Small building blocks shared by the import handlers (ranks, axes, casts, broadcasting)."""
+"""Symbol-building helpers shared by the ONNX import handlers: axes and ranks, dtypes and casts,
+reshapes and broadcasting."""
 
 from __future__ import annotations
 
