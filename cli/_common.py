@@ -38,7 +38,7 @@ def _size_limit(ctx: click.Context, param: Any, value: str | None) -> None:
     """--max-tensor-bytes: the size budget for this command (restored when it ends)."""
     if value is None:
         return
-    from gluonport._budget import (
+    from gluonport._core.budget import (
         DEFAULT_MAX_GRAPH_BYTES,
         DEFAULT_MAX_TENSOR_BYTES,
         ENV_GRAPH,

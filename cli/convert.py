@@ -168,7 +168,7 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
                  dynamic_axes=_dynamic_axes(dynamic_batch, axes, names),
                  external_data=external_data or None, metadata=meta)
     stages.step()
-    from gluonport._onnxdigest import data_files_of
+    from gluonport._core.onnxdigest import data_files_of
 
     written = [dst] + data_files_of(dst)
     report = {"direction": "mxnet->onnx", "source": files.symbol_file, "written": written}

@@ -16,8 +16,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from ._budget import get_size_limit, set_size_limit, size_limit
-from ._version import __version__
+from ._core.budget import get_size_limit, set_size_limit, size_limit
+from ._core.version import __version__
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .errors import GluonportError
 

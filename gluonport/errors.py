@@ -139,7 +139,7 @@ class ArgumentError(GluonportError, ValueError):
 
 class ResourceLimitError(GluonportError, MemoryError):
     """A tensor, input or graph would need more memory than the size budget allows
-    (:mod:`gluonport._budget`), or an attribute that drives a loop (``num_outputs``) is out of
+    (:mod:`gluonport._core.budget`), or an attribute that drives a loop (``num_outputs``) is out of
     bounds. Raised before anything is allocated; the message names the node and the size.
     Also a ``MemoryError``, which is what the allocation would have raised (if anything)."""
 

@@ -1,7 +1,7 @@
 """Random number interface, mirroring ``mxnet.random``.
 
 Every random operator (``nd.random.uniform``, ``Dropout`` in training...) draws from one numpy
-``Generator``, kept in ``gluonport._rng`` (below the op families, which read it there). Like
+``Generator``, kept in ``gluonport._core.rng`` (below the op families, which read it there). Like
 MXNet, it starts from a fixed seed, so a fresh process gives the same numbers each run;
 :func:`seed` restarts it. The numbers differ from MXNet's own generator;
 the distributions are the same.
@@ -12,7 +12,7 @@ The sampling functions are the ``nd.random`` ones (``mx.random.uniform`` is
 
 from __future__ import annotations
 
-from ._rng import generator, seed
+from ._core.rng import generator, seed
 from .ndarray.random import (
     exponential,
     gamma,

@@ -133,8 +133,8 @@ def _record_versions(path: str | None) -> list[str]:
 
 
 def _onnx_summary(files: ModelFiles) -> dict[str, Any]:
-    from ._onnxfile import read_model
-    from .dtypes import from_onnx
+    from ._core.dtypes import from_onnx
+    from ._core.onnxfile import read_model
 
     model = read_model(files.onnx_file)[0]  # external data is checked, not read
     inits = {t.name: t for t in model.graph.initializer}

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..errors import DTypeError, FormatError, ShapeError
 from ._binary import MAX_NDIM, Reader
 from ._sparse import SparseArray

@@ -133,8 +133,8 @@ class SparseArray:
     def todense(self) -> np.ndarray:
         """The dense numpy array; :class:`ShapeError` for indices out of range,
         :class:`~gluonport.errors.ResourceLimitError` when the logical shape is over the size
-        budget (:mod:`gluonport._budget`: a 100-byte file can declare 10**12 rows)."""
-        from .._budget import check_tensor
+        budget (:mod:`gluonport._core.budget`: a 100-byte file can declare 10**12 rows)."""
+        from .._core.budget import check_tensor
 
         check_tensor(f"{self.stype} array made dense", self.shape, self.data.dtype.itemsize,
                      self.data.dtype)

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..context import Context
 from ..errors import DTypeError, FormatError, GluonportError, ShapeError
 from . import _npz

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
 from .. import initializer as _init
+from .._core import dtypes
 from ..context import Context, cpu, current_context
 from ..errors import DeferredInitializationError, ParameterError, ParameterNotInitializedError
 from ..ndarray import NDArray

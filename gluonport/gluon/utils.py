@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as nd
-from .._hashing import file_digest
+from .._core.hashing import file_digest
 from ..context import Context
 from ..errors import ArgumentError, GluonportError, ShapeError
 from ..ndarray import NDArray

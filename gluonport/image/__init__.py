@@ -1,7 +1,7 @@
 """``mx.image``: MXNet 1.9.1's image helpers for pre-processing, on numpy.
 
 Images are ``(height, width, channels)`` NDArrays, as in MXNet. Resizing reproduces the OpenCV
-3.4.2 ``cv::resize`` that MXNet 1.9.1 calls (see ``gluonport/_cv_resize.py``): ``uint8`` images
+3.4.2 ``cv::resize`` that MXNet 1.9.1 calls (see ``gluonport/_core/cv_resize.py``): ``uint8`` images
 come out bit for bit as MXNet's for every ``interp`` code 0-4, float images within float
 rounding.
 
@@ -14,7 +14,7 @@ MXNet 1.9.1, so seeding those modules gives MXNet's crops and angles.
 
 Layout: the functions are in ``image.py``, the augmenters (``Augmenter``, ``CreateAugmenter``...)
 in ``_augmenters.py``, which builds on them; both are exported here. The resize kernel
-(``gluonport/_cv_resize.py``) sits lower, shared with the ``_image_resize`` operator.
+(``gluonport/_core/cv_resize.py``) sits lower, shared with the ``_image_resize`` operator.
 
 >>> import numpy as np, gluonport as mx
 >>> img = mx.nd.array(np.zeros((480, 640, 3)), dtype='uint8')

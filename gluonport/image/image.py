@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _cv_resize
 from .. import ndarray as nd
+from .._core import cv_resize as _cv_resize
 from ..errors import DTypeError, GluonportError, ShapeError, UnsupportedOpError
 from ..ndarray import NDArray
 

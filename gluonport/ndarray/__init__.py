@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from .._namespace import populate
 from ..context import Context, current_context
 from ..ops.registry import OpDef

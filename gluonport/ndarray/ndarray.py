@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd, dtypes
+from .. import autograd
+from .._core import dtypes
 from .._opsurface import OpSurface
 from ..context import Context, cpu, current_context
 from ..errors import GluonportError, ShapeError

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..errors import ConversionError
 
 __all__ = ["ExportContext", "Namer"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..errors import DTypeError
 from ..symbol import Symbol
 from ._import_context import ImportContext, Value

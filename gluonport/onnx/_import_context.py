@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..errors import DTypeError, UnsupportedOpError
 from ..symbol import Symbol
 from ..symbol.symbol import invoke, var

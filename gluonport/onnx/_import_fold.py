@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .._onnxfile import tensor_to_array
+from .._core.onnxfile import tensor_to_array
 from ..errors import FormatError
 from ._import_load import infer_value_info
 from ._import_symbolic import known_vector, reshape_hints, try_symbolic
@@ -241,10 +241,10 @@ def fold_model(model: onnx.ModelProto, opsets: dict[str, int]) -> Facts:
 
 
 def _check_budget(types: dict, nodes: list) -> None:
-    """Every tensor of known static shape against the size budget (:mod:`gluonport._budget`),
+    """Every tensor of known static shape against the size budget (:mod:`gluonport._core.budget`),
     and the graph's peak of live tensors, before folding evaluates anything or a converter
     builds a constant of that shape."""
-    from .._budget import get_size_limit
+    from .._core.budget import get_size_limit
     from ._sizes import check_onnx_graph
 
     if get_size_limit()[0] is None:

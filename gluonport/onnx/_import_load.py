@@ -1,7 +1,7 @@
 """Reading an ONNX model for import: protobuf, external data (safely), checker, shapes.
 
 External data is where a hostile model can reach outside its folder: a tensor's ``location``
-is a path chosen by whoever wrote the file. :mod:`gluonport._onnxfile` parses the protobuf,
+is a path chosen by whoever wrote the file. :mod:`gluonport._core.onnxfile` parses the protobuf,
 checks every location (relative, inside the model's folder after resolving symlinks, a regular
 file, offset and length within it and matching the dims) and reads the data itself. Every
 failure is a :class:`~gluonport.errors.FormatError` naming the file.
@@ -13,7 +13,7 @@ from typing import Any
 
 import onnx
 
-from .._onnxfile import external_tensors, load_external_data, model_label, read_model
+from .._core.onnxfile import external_tensors, load_external_data, model_label, read_model
 from ..errors import FormatError
 
 __all__ = ["load_model", "infer_value_info", "model_label"]
@@ -23,7 +23,7 @@ def load_model(model_file: Any, check: bool = True) -> tuple[onnx.ModelProto, st
     """Read, validate and return ``(model, label)``; external data is loaded after checking.
 
     ``model_file`` is a path, the serialized bytes or an ``onnx.ModelProto`` (not modified).
-    Parsing and every external-data location go through :mod:`gluonport._onnxfile`, the gate
+    Parsing and every external-data location go through :mod:`gluonport._core.onnxfile`, the gate
     shared with onnxruntime sessions and the CLI.
     """
     model, base_dir, label = read_model(model_file)

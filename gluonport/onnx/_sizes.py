@@ -1,4 +1,4 @@
-"""The size budget (:mod:`gluonport._budget`) for ONNX graphs: every tensor whose shape is known
+"""The size budget (``_core/budget.py``) for ONNX graphs: every tensor whose shape is known
 before running (declared inputs, initializers, what onnx shape inference derives from constant
 shapes: ``ConstantOfShape``, ``Expand``, ``Tile``, ``Range``) is checked, so an 80-byte model
 asking for gigabytes is refused before the importer folds it or onnxruntime runs it.
@@ -12,7 +12,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from .._budget import check_peak, check_tensor, get_size_limit, shape_bytes
+from .._core.budget import check_peak, check_tensor, get_size_limit, shape_bytes
 
 __all__ = ["check_onnx_sizes", "check_onnx_input_shapes", "check_onnx_graph", "skeleton",
            "skeleton_types"]

@@ -8,7 +8,7 @@ With ``external=True`` the weights go to a data file beside it and the tensors o
 there (ONNX external data: ``location``, ``offset``, ``length``). The data file is named after
 its digest, ``<file>.<12 hex digits>.data``, and written before the ``.onnx``; the data file of
 the previous write is removed only after the new ``.onnx`` is in place, so the pair cannot tear
-(see :mod:`gluonport._onnxdigest`).
+(see :mod:`gluonport._core.onnxdigest`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from .. import dtypes
-from .._onnxdigest import DIGEST_KEY, data_file_name, is_data_file_of
+from .._core import dtypes
+from .._core.onnxdigest import DIGEST_KEY, data_file_name, is_data_file_of
 from ..formats._atomic import atomic_open, create_temp
 
 __all__ = ["write_model"]

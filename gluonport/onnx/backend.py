@@ -24,7 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from .._onnxfile import tensor_to_array
+from .._core.onnxfile import tensor_to_array
 from ..errors import GraphError, UnsupportedOpError
 from ..symbol.executor import GraphPlan
 from .importer import ImportedGraph, import_graph

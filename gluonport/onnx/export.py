@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from .._hashing import file_digest
-from .._version import __version__
+from .._core import dtypes
+from .._core.hashing import file_digest
+from .._core.version import __version__
 from ..errors import ConversionError, GluonportError, InputShapeError, UnsupportedOpError
 from ..ndarray import NDArray
 from ..symbol import Symbol

@@ -29,8 +29,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .. import dtypes
-from .._onnxfile import tensor_to_array
+from .._core import dtypes
+from .._core.onnxfile import tensor_to_array
 from ..errors import (
     ConversionError,
     DTypeError,

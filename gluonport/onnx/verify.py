@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
+from .._core import dtypes
 from ..errors import ValidationError
 from ..symbol import Symbol
 from ..symbol import load as sym_load
@@ -163,10 +163,10 @@ def random_inputs(shapes: Mapping[str, tuple], types: Mapping[str, Any], seed: i
                   ) -> dict[str, np.ndarray]:
     """Uniform [-1, 1) floats, small non-negative ints (valid as indices), per input.
 
-    Every input is checked against the size budget (:mod:`gluonport._budget`) before any is
+    Every input is checked against the size budget (:mod:`gluonport._core.budget`) before any is
     made: a declared shape of 40000 x 40000 is a ResourceLimitError, not gigabytes of noise.
     """
-    from .._budget import check_tensor
+    from .._core.budget import check_tensor
 
     kinds = {name: np.dtype(dtypes.to_numpy(types.get(name, np.float32))) for name in shapes}
     for name, shape in shapes.items():
@@ -210,7 +210,7 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
     """
     import onnxruntime as ort
 
-    from .._onnxfile import read_model
+    from .._core.onnxfile import read_model
 
     graph_file = os.fspath(sym) if isinstance(sym, (str, os.PathLike)) else None
     sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)

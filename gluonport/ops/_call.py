@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..attrs import Params
+from .._core.attr_fields import Params
 from ..errors import OpAttributeError
 from .registry import OpDef
 

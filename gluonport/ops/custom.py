@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import Params, ParamSpec, is_hidden_key, to_attr_string
+from .._core.attr_fields import Params, ParamSpec, is_hidden_key, to_attr_string
 from ..errors import GluonportError, OpAttributeError, ShapeError, UnsupportedOpError
 from .registry import OpDef, register
 

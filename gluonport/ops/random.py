@@ -48,9 +48,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from .._rng import generator
-from ..attrs import Bool, DType, Float, Int, Optional, Shape, Str
+from .._core import dtypes
+from .._core.attr_fields import Bool, DType, Float, Int, Optional, Shape, Str
+from .._core.rng import generator
 from ..errors import OpAttributeError, ShapeError
 from .infer import known
 from .lowering import LoweringContext, lowering

@@ -1,7 +1,7 @@
 """The operator registry: one :class:`OpDef` per MXNet operator, keyed by MXNet's exact name.
 
 An OpDef carries everything gluonport knows about an operator (ARCHITECTURE.md): its typed
-attributes (:class:`~gluonport.attrs.ParamSpec`), input names, auxiliary-state inputs, number of
+attributes (``ParamSpec``), input names, auxiliary-state inputs, number of
 outputs, shape and type inference, numpy compute, and ONNX export handlers. ``nd``, ``sym``, the
 executor, the file formats and the ONNX exporter all read it from here.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import Field, Params, ParamSpec
+from .._core.attr_fields import Field, Params, ParamSpec
 from ..errors import GluonportError, ShapeError, UnsupportedOpError
 
 __all__ = [
@@ -186,7 +186,7 @@ class OpDef:
         """Parse a node's attribute strings (see :meth:`ParamSpec.parse`).
 
         Attributes that set the number of outputs or variadic inputs (``num_outputs``,
-        ``num_args``) are bounded here (:data:`gluonport._budget.MAX_NODE_ARITY`), before any
+        ``num_args``) are bounded here (:data:`gluonport._core.budget.MAX_NODE_ARITY`), before any
         list of that length is built.
         """
         p = self.params.parse(attrs, op=self.name, node=node, strict=strict)
@@ -195,7 +195,7 @@ class OpDef:
         return p
 
     def _check_arity(self, p: Params, node: str) -> None:
-        from .._budget import check_arity
+        from .._core.budget import check_arity
 
         what = f"node {node!r} ({self.name})" if node else self.name
         if self.variadic and isinstance(p.get(self.variadic), int):
@@ -304,8 +304,8 @@ class OpDef:
     def _check_budget(self, p: Params, inputs: Sequence[np.ndarray]) -> None:
         """Refuse, before computing, an output larger than the size budget: for ops whose
         output size comes from attributes (creation ops, ``tile`` reps, ``one_hot`` depth)."""
-        from .._budget import check_tensor, get_size_limit
-        from ..dtypes import to_numpy
+        from .._core.budget import check_tensor, get_size_limit
+        from .._core.dtypes import to_numpy
 
         if get_size_limit()[0] is None:
             return

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..attrs import Bool, Enum, Float, Int, Optional
+from .._core.attr_fields import Bool, Enum, Float, Int, Optional
 from ..errors import DTypeError, OpAttributeError, ShapeError
 from .infer import fmt, merge
 from .lowering import LoweringContext, deliver, lowering

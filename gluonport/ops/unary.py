@@ -31,8 +31,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from ..attrs import Bool, DType, Float, Int
+from .._core import dtypes
+from .._core.attr_fields import Bool, DType, Float, Int
 from .lowering import LoweringContext, lowering
 from .lowering import math as M
 from .math import special

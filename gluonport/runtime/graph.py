@@ -119,7 +119,7 @@ class OnnxGraph:
         return runner.run(feed)
 
     def _check_budget(self, arrays: Sequence[np.ndarray]) -> None:
-        """The size budget (:mod:`gluonport._budget`) for these input shapes, once per shape
+        """The size budget (:mod:`gluonport._core.budget`) for these input shapes, once per shape
         signature: one session serves every batch size, and a larger batch makes every
         intermediate larger."""
         sig = tuple(a.shape for a in arrays)

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core.dtypes import BFLOAT16, from_onnx
 from ..context import Context, current_context
-from ..dtypes import BFLOAT16, from_onnx
 from ..errors import (
     DeviceError,
     DTypeError,
@@ -151,12 +151,12 @@ class _Input:
 def _load_model(model: Any) -> tuple[str | bytes, Any, str]:
     """(what InferenceSession takes, the parsed ModelProto, a subject for messages).
 
-    Every model passes :func:`gluonport._onnxfile.read_model` first: onnxruntime never sees a
+    Every model passes :func:`gluonport._core.onnxfile.read_model` first: onnxruntime never sees a
     model whose external data points outside its folder, whatever version is installed.
     """
     import onnx
 
-    from .._onnxfile import read_model
+    from .._core.onnxfile import read_model
 
     if isinstance(model, onnx.ModelProto):
         subject = f"ONNX model {model.graph.name!r}"
@@ -413,7 +413,7 @@ class OrtRunner:
         return session
 
     def _build_session(self, shapes: tuple[tuple[int, ...], ...] | None) -> Any:
-        from .._onnxfile import read_model
+        from .._core.onnxfile import read_model
 
         source, overrides = self._source, {}
         if isinstance(source, str):  # checked again: the file may have changed since __init__
@@ -448,7 +448,7 @@ class OrtRunner:
 
     def _pinned_copy(self, shapes: tuple[tuple[int, ...], ...]) -> bytes:
         """The model's bytes with every input's dims set to ``shapes`` (for unnamed dims)."""
-        from .._onnxfile import external_tensors, load_external_data, read_model
+        from .._core.onnxfile import external_tensors, load_external_data, read_model
 
         proto, base_dir, _ = read_model(self._source, self._subject)
         if external_tensors(proto):  # inline the (checked) weights: the copy goes as bytes

@@ -197,7 +197,7 @@ def _from_mxnet(path: str, given: dict, dtypes: Any, params_file: str | None,
 def _from_onnx(path: str) -> tuple[Any, str]:
     import onnx
 
-    from .._onnxfile import external_tensors, load_external_data, read_model
+    from .._core.onnxfile import external_tensors, load_external_data, read_model
 
     proto, base_dir, label = read_model(path)
     # Our reader, not onnx's: it reads only the ranges read_model checked (no symlinks out of

@@ -17,7 +17,7 @@ are :class:`FormatError` naming the file and the node.
 
 from __future__ import annotations
 
-from ..attrs import Params
+from .._core.attr_fields import Params
 from ..errors import FormatError, OpAttributeError
 from ._graph import Node, is_known
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..attrs import Params
+from .._core.attr_fields import Params
 from ..errors import UnsupportedOpError
 from ..ops import registry
 from ..ops.registry import OpDef

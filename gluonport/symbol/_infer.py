@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from .._budget import check_graph
-from ..attrs import Shape as ShapeField
+from .._core import dtypes
+from .._core.attr_fields import Shape as ShapeField
+from .._core.budget import check_graph
 from ..errors import DTypeError, GluonportError, ResourceLimitError, ShapeError
 from ..ops.infer import fmt, merge
 from ._graph import Node, check_supported, is_known
@@ -98,7 +98,7 @@ def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = T
     both shapes on a contradiction. Unknown ops raise :class:`UnsupportedOpError` under
     ``strict``; otherwise their outputs stay unknown (the exporter relies on that for ops a
     user registered a converter for). Under ``budget`` (the default) every known size is
-    checked against the size budget (:mod:`gluonport._budget`): a tensor or a graph too large
+    checked against the size budget (:mod:`gluonport._core.budget`): a tensor or a graph too large
     raises :class:`~gluonport.errors.ResourceLimitError`; ``budget=False`` is for probes that
     never allocate.
     """
@@ -138,7 +138,7 @@ def infer_shapes(order: list[Node], given: Mapping[str, tuple], strict: bool = T
 def check_budget(order: list[Node], given: Mapping[str, tuple] | None = None) -> None:
     """Refuse a graph (nodes in topological order) whose sizes, as far as ``given`` shapes,
     ``__shape__`` attributes and creation-op attributes fix them, exceed the size budget
-    (:class:`~gluonport.errors.ResourceLimitError`, see :mod:`gluonport._budget`). Inference
+    (:class:`~gluonport.errors.ResourceLimitError`, see :mod:`gluonport._core.budget`). Inference
     failing for another reason is left for the run to report in its own words."""
     try:
         infer_shapes(order, dict(given or {}), strict=False)

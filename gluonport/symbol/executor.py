@@ -130,7 +130,7 @@ class GraphPlan:
 
     def _check_budget(self, feed: Mapping[str, np.ndarray]) -> None:
         """Shape inference for this feed's input shapes (once per signature), so a tensor or
-        a graph larger than the size budget (:mod:`gluonport._budget`) is refused before
+        a graph larger than the size budget (:mod:`gluonport._core.budget`) is refused before
         anything runs. Inference failing for another reason is left to the run to report."""
         sig = tuple((n, np.shape(feed[n])) for n in self.var_slots)
         if sig == self._checked:
@@ -155,7 +155,7 @@ class GraphPlan:
         cached_sig, cached = self._sized
         if sig == cached_sig:
             return cached
-        from ..attrs import Params
+        from .._core.attr_fields import Params
         from ._infer import infer_shapes
 
         shapes = infer_shapes(self._order, dict(sig))

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import attribute, dtypes
+from .. import attribute
 from .. import name as _name
+from .._core import dtypes
+from .._core.attr_fields import to_attr_string
 from .._opsurface import OpSurface
-from ..attrs import to_attr_string
 from ..errors import GluonportError, GraphError, NotImplementedForSymbol
 from ..ops import registry
 from ..ops._call import bind_call

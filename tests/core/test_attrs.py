@@ -1,11 +1,11 @@
-"""The MXNet attribute-string codec (gluonport.attrs)."""
+"""The MXNet attribute-string codec (gluonport._core.attr_fields)."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gluonport.attrs import (
+from gluonport._core.attr_fields import (
     Bool,
     DType,
     Enum,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gluonport as mx
-from gluonport import dtypes
+from gluonport._core import dtypes
 from gluonport.errors import DeviceError, DTypeError
 
 TABLE = [(0, "float32", 1), (1, "float64", 11), (2, "float16", 10), (3, "uint8", 2),

@@ -25,7 +25,7 @@ from gluonport_cli.main import cli
 
 import gluonport as mx
 from gluonport import gluon
-from gluonport._onnxdigest import DIGEST_KEY, data_files_of
+from gluonport._core.onnxdigest import DIGEST_KEY, data_files_of
 from gluonport.errors import FormatError, GluonportError, ParameterError
 from gluonport.formats._atomic import STALE_AFTER_S, TEMP_MARK, remove_stale_temps
 from gluonport.gluon import nn

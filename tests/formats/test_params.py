@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gluonport import dtypes
+from gluonport._core import dtypes
 from gluonport.context import gpu
 from gluonport.errors import DTypeError, FormatError, ShapeError
 from gluonport.formats import params as P

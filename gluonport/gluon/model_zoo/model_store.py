@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..._hashing import file_digest
+from ..._core.hashing import file_digest
 from ...errors import GluonportError
 
 __all__ = ["get_model_file", "purge", "short_hash", "data_dir", "MODEL_SHA1"]

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ... import dtypes
+from ..._core import dtypes
 from . import LoweringContext
 
 __all__ = ["Builder", "Unary", "Binary", "Native", "F32", "F64", "math_work", "unary_op",

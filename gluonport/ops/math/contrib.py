@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Float, Int
+from ..._core.attr_fields import Bool, Float, Int
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, simple

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import Bool, Float
+from ..._core.attr_fields import Bool, Float
 from ...errors import ShapeError
 from ..infer import broadcast_shapes, same_shape
 from ..lowering import LoweringContext, lowering

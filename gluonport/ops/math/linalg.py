@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Float, Int, Optional
+from ..._core.attr_fields import Bool, Enum, Float, Int, Optional
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, const_like, deliver, lowering, onnx_reduce

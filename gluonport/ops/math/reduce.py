@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes
-from ...attrs import Bool, DType, Enum, Int, Optional
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, DType, Enum, Int, Optional
 from ...errors import DTypeError, ShapeError
 from ..infer import norm_axis
 from ..lowering import LoweringContext, deliver, lowering

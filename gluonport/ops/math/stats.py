@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, FloatTuple, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, FloatTuple, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ...attrs import Int
+from ..._core.attr_fields import Int
 from ...errors import ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering

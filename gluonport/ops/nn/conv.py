@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, lowering

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, lowering

@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ..._core.attr_fields import Bool, DType, Enum, Float, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering
@@ -293,7 +293,7 @@ register(OpDef(
 # --- Dropout -------------------------------------------------------------------------------------
 def _rng() -> np.random.Generator:
     """The generator for dropout masks: ``gluonport.random``'s, so ``mx.random.seed`` applies."""
-    from ..._rng import generator
+    from ..._core.rng import generator
 
     return generator()
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...attrs import Shape
+from ..._core.attr_fields import Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering

@@ -38,8 +38,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ... import dtypes
-from ...attrs import Bool, Enum, Float, Int, Optional, Str
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, Enum, Float, Int, Optional, Str
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering, onnx_reduce

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Float
+from ..._core.attr_fields import Bool, Enum, Float
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering

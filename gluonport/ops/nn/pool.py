@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering

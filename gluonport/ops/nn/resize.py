@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Float, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Float, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering

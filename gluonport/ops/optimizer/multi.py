@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import REQUIRED, Bool, Float, FloatTuple, Int, Shape
+from ..._core.attr_fields import REQUIRED, Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..registry import OpDef, register

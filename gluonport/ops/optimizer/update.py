@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...attrs import REQUIRED, Bool, Float, Int
+from ..._core.attr_fields import REQUIRED, Bool, Float, Int
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..registry import OpDef, register

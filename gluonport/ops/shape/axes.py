@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Int, Optional, Shape
+from ..._core.attr_fields import Int, Optional, Shape
 from ..infer import known, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MIN, Dims, reshape_to

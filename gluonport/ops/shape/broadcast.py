@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...attrs import Int, Optional, Shape
+from ..._core.attr_fields import Int, Optional, Shape
 from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, Entry, build_shape, reshape_to

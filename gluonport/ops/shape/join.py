@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Int, Shape
+from ..._core.attr_fields import Bool, Int, Shape
 from ...errors import ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering

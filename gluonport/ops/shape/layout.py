@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...attrs import Int
+from ..._core.attr_fields import Int
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, reshape_to

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Float, Int, Optional, Str
+from ..._core.attr_fields import Float, Int, Optional, Str
 from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...attrs import Bool, Int, Optional, Shape
+from ..._core.attr_fields import Bool, Int, Optional, Shape
 from ...errors import ShapeError
 from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering

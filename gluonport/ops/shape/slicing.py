@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...attrs import REQUIRED, Int, Optional, Shape
+from ..._core.attr_fields import REQUIRED, Int, Optional, Shape
 from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MAX, INT64_MIN, Dims

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes
-from ...attrs import Bool, DType, Enum, Float, Int, Optional, Shape
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, DType, Enum, Float, Int, Optional, Shape
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, deliver, lowering

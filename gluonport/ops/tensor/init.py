@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from ... import dtypes
-from ...attrs import Bool, DType, Float, Int, Optional, Shape, Str
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, DType, Float, Int, Optional, Shape, Str
 from ...errors import OpAttributeError, ShapeError
 from ..infer import known
 from ..lowering import LoweringContext, lowering

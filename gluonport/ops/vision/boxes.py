@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ... import dtypes
+from ..._core import dtypes
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext

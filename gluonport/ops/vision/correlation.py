@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ...attrs import Bool, Int
+from ..._core.attr_fields import Bool, Int
 from ...errors import ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, onnx_reduce

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Float, Int
+from ..._core.attr_fields import Bool, Enum, Float, Int
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering

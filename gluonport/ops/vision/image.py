@@ -14,7 +14,7 @@ C cast). Facts kept from MXNet 1.9.1 (checked with the oracle, ``tests/golden/op
   for float64; float16 rounds after each step), stored in the input dtype; ``mean``/``std``
   have 1 or C values, and their 4-value defaults fit no input (MXNet's quirk: give them
   explicitly);
-* ``resize``: OpenCV 3.4.2's ``cv::resize`` (``gluonport/_cv_resize.py``, bit-exact for uint8);
+* ``resize``: OpenCV 3.4.2's ``cv::resize`` (``gluonport/_core/cv_resize.py``, bit-exact for uint8);
   ``size`` is ``(width, height)`` or one edge (both edges, or the short one with
   ``keep_ratio``);
 * ``crop``: a ``width`` x ``height`` window at ``(x, y)`` of HWC or NHWC with 1 or 3 channels;
@@ -53,9 +53,10 @@ from typing import Any
 
 import numpy as np
 
-from ... import _cv_resize, dtypes
-from ..._rng import generator
-from ...attrs import Bool, Float, FloatTuple, Int, Shape
+from ..._core import cv_resize as _cv_resize
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, Float, FloatTuple, Int, Shape
+from ..._core.rng import generator
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Float, FloatTuple, Int
+from ..._core.attr_fields import Bool, Float, FloatTuple, Int
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes
-from ...attrs import Bool, Float, Int, Shape
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, Float, Int, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, deliver, lowering

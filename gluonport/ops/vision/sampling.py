@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...attrs import Bool, Enum, Optional, Shape
+from ..._core.attr_fields import Bool, Enum, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering

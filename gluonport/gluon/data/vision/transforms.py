@@ -7,7 +7,7 @@ The same classes, arguments and results as MXNet's, so a pre-processing pipeline
                         transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
 
 gives MXNet's tensor for the same HWC uint8 image (resizing is bit-exact, see
-``gluonport/_cv_resize.py``; the float steps repeat MXNet's float32 arithmetic).
+``gluonport/_core/cv_resize.py``; the float steps repeat MXNet's float32 arithmetic).
 
 As in MXNet, the operator-backed transforms are HybridBlocks calling ``F.image.*`` (the
 ``_image_*`` operators of :mod:`gluonport.ops.vision.image`): they hybridize, and a network

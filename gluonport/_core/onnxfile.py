@@ -24,8 +24,8 @@ import os
 import stat
 from typing import Any
 
-from ._onnxdigest import check_data_digest
-from .errors import FormatError
+from ..errors import FormatError
+from .onnxdigest import check_data_digest
 
 __all__ = ["read_model", "check_model", "load_external_data", "external_tensors", "model_label",
            "tensor_to_array"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OpAttributeError
+from ..errors import OpAttributeError
 
 __all__ = [
     "REQUIRED",

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .errors import DTypeError, GluonportError, ShapeError
+from ..errors import DTypeError, GluonportError, ShapeError
 
 __all__ = ["resize", "INTERP_NAMES", "SUPPORTED_DTYPES"]
 

@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .errors import ArgumentError, ResourceLimitError
+from ..errors import ArgumentError, ResourceLimitError
 
 __all__ = ["DEFAULT_MAX_TENSOR_BYTES", "DEFAULT_MAX_GRAPH_BYTES", "MAX_NODE_ARITY",
            "set_size_limit", "size_limit", "get_size_limit", "parse_size", "format_size",

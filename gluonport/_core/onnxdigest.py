@@ -9,7 +9,7 @@ model with its new data, plus at worst an unused data file that the next write r
 
 As a second line of defence the writer records the sha256 of the data file in the model's
 ``metadata_props`` under :data:`DIGEST_KEY`, and :func:`check_data_digest` (run by the one gate
-every ONNX load passes, ``gluonport._onnxfile.read_model``) refuses a model whose data file does
+every ONNX load passes, ``onnxfile.read_model``) refuses a model whose data file does
 not have that digest: a data file copied without its model, replaced by hand, or written by an
 older gluonport that reused the name ``<model>.onnx.data``. Models without the key (older
 files, other tools) load as before. The check reads the data file once (about 1 s per GB); the
@@ -25,7 +25,7 @@ import os
 import re
 from typing import Any
 
-from .errors import FormatError
+from ..errors import FormatError
 
 __all__ = ["DIGEST_KEY", "data_file_name", "is_data_file_of", "data_files_of",
            "check_data_digest", "file_sha256"]

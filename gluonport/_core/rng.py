@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .context import Context
+from ..context import Context
 
 __all__ = ["seed", "generator"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DTypeError
+from ..errors import DTypeError
 
 __all__ = [
     "DType",
