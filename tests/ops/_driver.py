@@ -245,7 +245,7 @@ def _no_export(family: str, case: dict, gold: dict, opset: int) -> None:
     if op.no_onnx or not op.onnx_handlers:
         with pytest.raises(UnsupportedOpError, match=re.escape(op.name)):
             export_case(case, gold, opset)
-        pytest.skip(f"{op.name}: no ONNX export: {op.no_onnx or 'not yet'}")
+        pytest.skip(f"{op.name}: no ONNX export (refusal checked): {op.no_onnx or 'not yet'}")
     reason = FAMILIES[family].no_export.get(case["name"])
     if reason:
         pytest.skip(reason)
