@@ -124,9 +124,6 @@ def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
     if ctx.version < 11:  # Resize-10: Upsample's semantics, scales as the 2nd input
         scales, roi = roi, None
         coordinate_transformation_mode, nearest_mode = "asymmetric", "floor"
-    if keep_aspect_ratio_policy != "stretch" and sizes is not None:
-        raise ctx.fail(f"keep_aspect_ratio_policy={keep_aspect_ratio_policy!r} is not "
-                       "supported; resize with scales")
     attrs = {"mode": mode, "coordinate_transformation_mode": coordinate_transformation_mode,
              "cubic_coeff_a": cubic_coeff_a, "exclude_outside": exclude_outside,
              "extrapolation_value": extrapolation_value, "nearest_mode": nearest_mode,
@@ -151,7 +148,34 @@ def resize(ctx: ImportContext, x: Value, roi: Value | None = None,
             k = len(axes)
             r = _full_axes(ctx, x, r[:k], axes, 0.0) + _full_axes(ctx, x, r[k:], axes, 1.0)
     sc = _full_axes(ctx, x, sc, axes)
+    if keep_aspect_ratio_policy != "stretch" and sizes is not None:
+        sc, vec = _keep_aspect(ctx, x, vec, axes, keep_aspect_ratio_policy)
     return _resize(ctx, x, sc, attrs, r, vec)
+
+
+def _keep_aspect(ctx: ImportContext, x: Value, vec: list, axes, policy: str
+                 ) -> tuple[list[float], list[int]]:
+    """ONNX's aspect-ratio policies: one scale for the resized axes (the smallest of
+    ``sizes / input`` for ``not_larger``, the largest for ``not_smaller``) and output sizes
+    ``round_half_up(scale * input)``."""
+    shape = x.static_shape
+    if shape is None or not all(isinstance(v, int) for v in vec):
+        raise ctx.fail(f"keep_aspect_ratio_policy={policy!r} needs static input and output "
+                       "sizes")
+    if policy not in ("not_larger", "not_smaller"):
+        raise ctx.fail(f"keep_aspect_ratio_policy={policy!r} is not stretch, not_larger or "
+                       "not_smaller")
+    chosen = [a if a >= 0 else a + len(shape) for a in (axes or range(len(shape)))]
+    ratios = [vec[a] / shape[a] for a in chosen]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    sc = [scale if a in chosen else 1.0 for a in range(len(shape))]
+    out = [int(scale * n + 0.5) if a in chosen else n for a, n in enumerate(shape)]
+    if any(int(np.floor(scale * shape[a])) != out[a] for a in chosen):
+        # the per-axis maps come from a resize by scale, whose size is floor(scale * n)
+        raise ctx.fail(f"keep_aspect_ratio_policy={policy!r}: the output size "
+                       f"round(scale * input) differs from floor(scale * input) (scale "
+                       f"{scale:g}, input {list(shape)})")
+    return sc, out
 
 
 def _full_axes(ctx: ImportContext, x: Value, sc: list[float] | None, axes,
