@@ -46,7 +46,7 @@ def mx_dtype(ctx: ImportContext, dtype: np.dtype) -> str:
         name = dtypes.name_of(dtype)
     except DTypeError:
         name = str(np.dtype(dtype))
-    from ..ops.unary import CAST_DTYPES
+    from ..ops.math.unary import CAST_DTYPES
 
     if name not in CAST_DTYPES or name == "bfloat16":
         raise ctx.fail(f"tensor type {np.dtype(dtype)} has no MXNet 1.x equivalent (MXNet casts "

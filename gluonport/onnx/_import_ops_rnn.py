@@ -3,7 +3,7 @@
 MXNet keeps every weight in one flat ``parameters`` vector (weights, then biases, layer by
 layer, forward before backward) with its own gate order (LSTM ``i, f, g, o``; GRU ``r, z, n``)
 where ONNX has per-direction tensors ``W``, ``R``, ``B`` in its order (LSTM ``i, o, f, c``;
-GRU ``z, r, h``). The re-layout is :func:`gluonport.ops.rnn.onnx_weight_layout` run
+GRU ``z, r, h``). The re-layout is :func:`gluonport.ops.nn.rnn.onnx_weight_layout` run
 backwards: ``flat[index] = onnx_tensor``.
 
 Layouts: MXNet's output is ``(T, N, dirs*H)``; ONNX's ``Y`` is ``(T, dirs, N, H)`` (or
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..ops import registry
-from ..ops.rnn import onnx_weight_layout, rnn_param_size
+from ..ops.nn.rnn import onnx_weight_layout, rnn_param_size
 from ._import_build import reshape
 from ._import_context import ImportContext, Value, importer
 from ._import_ops_rnn_cells import unrolled_gru, unrolled_lstm

@@ -25,10 +25,10 @@ from .nn import output, pool  # noqa: F401
 from . import random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
 from .nn import resize  # noqa: F401
-from . import rnn  # noqa: F401
+from .nn import rnn  # noqa: F401
 from .vision import roi, proposal  # noqa: F401
 from .nn import sequence  # noqa: F401
 from . import shape  # noqa: F401
 from .math import sort  # noqa: F401
-from . import unary  # noqa: F401
+from .math import unary  # noqa: F401
 # isort: on

@@ -1,4 +1,4 @@
-"""ONNX export of the fused RNN op (gluonport/ops/rnn.py) against MXNet 1.9.1's goldens.
+"""ONNX export of the fused RNN op (gluonport/ops/nn/rnn.py) against MXNet 1.9.1's goldens.
 
 The flat parameter vector is passed as a parameter (so the exporter re-lays it out into
 initializers), except in ``test_params_as_graph_input`` (Gather nodes pick the weights).
@@ -16,7 +16,7 @@ import pytest
 import gluonport as mx
 from gluonport.errors import ConversionError
 from gluonport.onnx import export_symbol
-from gluonport.ops.rnn import rnn_param_size
+from gluonport.ops.nn.rnn import rnn_param_size
 from tests.onnx._export_check import OPSETS, check_dynamic, check_export, export_case, run_ort
 from tests.ops import cases_rnn
 from tests.ops._check import _compare, forward, load_golden

@@ -1,5 +1,6 @@
-"""ONNX export of the unary family (gluonport/ops/unary.py): every case of tests/ops/cases_unary.py
-and the AMP casts against MXNet 1.9.1's goldens in onnxruntime, at opset 13 and the newest;
+"""ONNX export of the unary family (gluonport/ops/math/unary.py): every case of
+tests/ops/cases_unary.py and the AMP casts against MXNet 1.9.1's goldens in onnxruntime, at
+opset 13 and the newest;
 beyond the table, against the numpy executor: float64 (onnxruntime lacks double kernels for
 most of these, so they are compositions), integer inputs through float64 math, special values,
 zeros_like/ones_like and a few ops under a dynamic batch.

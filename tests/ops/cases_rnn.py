@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/rnn.py (plain data; see tests/ops/_check.py).
+"""Case table for gluonport/ops/nn/rnn.py (plain data; see tests/ops/_check.py).
 
 Each RNN case spells out its inputs ``data (T, N, C)``, the flat ``parameters`` vector (its
 length from MXNet's formula, restated in ``_param_len``), ``state`` and, for LSTM,

@@ -1,4 +1,4 @@
-"""Case table for gluonport/ops/unary.py (plain data; see tests/ops/_check.py)."""
+"""Case table for gluonport/ops/math/unary.py (plain data; see tests/ops/_check.py)."""
 
 NAN, INF = float("nan"), float("inf")
 

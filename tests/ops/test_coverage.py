@@ -187,7 +187,7 @@ def test_exporter_reads_all_zeros_from_the_op(fill, omitted):
     numpy executor either way."""
     import gluonport as mx
     from gluonport.onnx import export_symbol
-    from gluonport.ops.rnn import rnn_param_size
+    from gluonport.ops.nn.rnn import rnn_param_size
     from tests.onnx._export_check import run_ort
     from tests.ops._check import forward
 

@@ -5,7 +5,7 @@ import pytest
 
 import gluonport as mx
 from gluonport.errors import DTypeError, OpAttributeError, ShapeError
-from gluonport.ops.rnn import rnn_param_size
+from gluonport.ops.nn.rnn import rnn_param_size
 
 
 def _nd(a):

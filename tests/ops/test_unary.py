@@ -11,7 +11,7 @@ import gluonport as mx
 from gluonport.errors import OpAttributeError
 from gluonport.ops import registry
 from gluonport.ops.math import special as _special
-from gluonport.ops.unary import c_cast
+from gluonport.ops.math.unary import c_cast
 
 UNARY_ALIASES = [
     ("_sparse_abs", "abs"), ("_sparse_round", "round"), ("_sparse_fix", "fix"),

@@ -2,8 +2,9 @@
 and type rules, ONNX lowering):
 
 * :mod:`.elemwise`: binary, broadcast and scalar arithmetic, comparison and logic ops;
+* :mod:`.unary`: unary math, casts, clip and add_n;
 * :mod:`.special`: the special functions (erf, erfinv, gamma, lgamma) in numpy and as ONNX
-  compositions, used by the unary ops (``gluonport/ops/unary.py``);
+  compositions, used by the unary ops (:mod:`.unary`);
 * :mod:`.reduce`: sum, mean, prod, nansum, nanprod, max, min, norm, argmax, argmin,
   argmax_channel;
 * :mod:`.stats`: moments, cumsum, _histogram, all_finite, multi_all_finite;

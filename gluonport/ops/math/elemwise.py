@@ -1,5 +1,5 @@
 """Binary elementwise operators: same-shape (``elemwise_*``), broadcasting (``broadcast_*``) and
-array-scalar (``_*_scalar``). Unary math lives in :mod:`gluonport.ops.unary`.
+array-scalar (``_*_scalar``). Unary math lives in :mod:`gluonport.ops.math.unary`.
 
 A family is a table: each row is one MXNet operator, reduced to a kernel ``fn(a, b)`` that gets
 two operands of one dtype and returns that dtype. MXNet 1.9.1's legacy semantics, checked against
@@ -33,7 +33,7 @@ from ..infer import broadcast_shapes, same_shape
 from ..lowering import LoweringContext, lowering
 from ..lowering import math as M
 from ..registry import InPlace, OpDef, register
-from ..unary import c_cast
+from .unary import c_cast
 
 __all__ = ["binary", "broadcast", "scalar", "int_div", "mxnet_mod"]
 

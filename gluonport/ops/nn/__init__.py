@@ -10,6 +10,7 @@ compute, shape and type rules, ONNX lowering):
   GroupNorm, L2Normalization, LRN;
 * :mod:`.output`: the legacy output heads (SoftmaxOutput, ...) and CTCLoss;
 * :mod:`.sequence`: SequenceMask, SequenceReverse, SequenceLast;
+* :mod:`.rnn`: the fused RNN op (rnn_relu, rnn_tanh, LSTM, GRU) and its weight layouts;
 * :mod:`.attention`: _contrib_div_sqrt_dim and the interleaved attention matmuls;
 * :mod:`.deformable`: deformable convolution (DCNv1, DCNv2).
 

@@ -29,8 +29,8 @@ from ..._core.attr_fields import Bool, DType, Float, Int, Optional, Shape, Str
 from ...errors import OpAttributeError, ShapeError
 from ..infer import known
 from ..lowering import LoweringContext, lowering
+from ..math.unary import CAST_DTYPES, c_cast
 from ..registry import OpDef, register
-from ..unary import CAST_DTYPES, c_cast
 
 __all__ = ["arange_length"]
 

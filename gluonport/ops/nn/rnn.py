@@ -29,11 +29,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core.attr_fields import Bool, Enum, Float, Int, Optional
-from ..errors import DTypeError, OpAttributeError, ShapeError
-from .infer import fmt, merge
-from .lowering import LoweringContext, deliver, lowering
-from .registry import OpDef, register
+from ..._core.attr_fields import Bool, Enum, Float, Int, Optional
+from ...errors import DTypeError, OpAttributeError, ShapeError
+from ..infer import fmt, merge
+from ..lowering import LoweringContext, deliver, lowering
+from ..registry import OpDef, register
 
 __all__ = ["rnn_param_size", "GATES", "onnx_weight_layout"]
 

@@ -31,12 +31,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._core import dtypes
-from .._core.attr_fields import Bool, DType, Float, Int
-from .lowering import LoweringContext, lowering
-from .lowering import math as M
-from .math import special
-from .registry import InPlace, OpDef, register
+from ..._core import dtypes
+from ..._core.attr_fields import Bool, DType, Float, Int
+from ..lowering import LoweringContext, lowering
+from ..lowering import math as M
+from ..registry import InPlace, OpDef, register
+from . import special
 
 __all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
 
