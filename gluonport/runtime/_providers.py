@@ -17,7 +17,7 @@ from ..context import Context, current_context
 from ..errors import DeviceError, GluonportError
 
 __all__ = ["providers_for", "installed_onnxruntime", "check_session_providers",
-           "provider_names", "install_fix", "ProviderList"]
+           "provider_names", "install_fix", "ProviderList", "onnxruntime_module"]
 
 CPU_EP = "CPUExecutionProvider"
 CUDA_EP = "CUDAExecutionProvider"
@@ -35,8 +35,11 @@ _CUDA_REQUIREMENTS = ("https://onnxruntime.ai/docs/execution-providers/"
 ProviderList = list[str | tuple[str, dict[str, Any]]]
 
 
-def _ort() -> Any:
-    # Imported on first use: `import gluonport` stays fast and never loads CUDA libraries.
+def onnxruntime_module() -> Any:
+    """The ``onnxruntime`` module, imported on first use.
+
+    Importing it lazily keeps ``import gluonport`` fast and never loads CUDA libraries.
+    """
     import onnxruntime
 
     return onnxruntime
@@ -117,12 +120,13 @@ def providers_for(ctx: Context | None = None, *, tensorrt: bool = False,
         raise DeviceError(f"{ctx}: tensorrt=True needs a gpu context; use gpu(i) or drop it")
     chain = [TENSORRT_EP] if tensorrt else []
     chain += [CUDA_EP, CPU_EP] if on_gpu else [CPU_EP]
-    available = list(_ort().get_available_providers())
+    available = list(onnxruntime_module().get_available_providers())
     missing = [p for p in chain if p not in available]
     if missing:
         raise DeviceError(
             f"{ctx} needs onnxruntime's {', '.join(missing)}, which this onnxruntime "
-            f"{_ort().__version__} does not have (available providers: {', '.join(available)}); "
+            f"{onnxruntime_module().__version__} does not have "
+            f"(available providers: {', '.join(available)}); "
             + install_fix(missing))
     extra = dict(provider_options or {})
     unknown = sorted(set(extra) - set(chain))
@@ -141,7 +145,7 @@ def provider_load_error(provider: str) -> str:
     lib = _PROVIDER_LIBS.get(provider)
     if lib is None:
         return "onnxruntime gave no reason"
-    capi = os.path.join(os.path.dirname(_ort().__file__), "capi")
+    capi = os.path.join(os.path.dirname(onnxruntime_module().__file__), "capi")
     fname = f"{lib}.dll" if os.name == "nt" else f"lib{lib}.so"
     path = os.path.join(capi, fname)
     if not os.path.exists(path):

@@ -31,10 +31,10 @@ from ..errors import (
     UnsupportedOpError,
 )
 from ._providers import (
-    _ort,
     check_session_providers,
     install_fix,
     installed_onnxruntime,
+    onnxruntime_module,
     provider_names,
     providers_for,
 )
@@ -86,7 +86,7 @@ class RuntimeOptions:
 
     def session_options(self, dim_overrides: Mapping[str, int] | None = None) -> Any:
         """An ``onnxruntime.SessionOptions`` with these settings and named-dimension overrides."""
-        ort = _ort()
+        ort = onnxruntime_module()
         so = ort.SessionOptions()
         if self.intra_op_num_threads is not None:
             so.intra_op_num_threads = self.intra_op_num_threads
@@ -423,7 +423,7 @@ class OrtRunner:
             if pin_all:
                 source = self._pinned_copy(shapes)
         try:
-            session = _ort().InferenceSession(
+            session = onnxruntime_module().InferenceSession(
                 source, sess_options=self.options.session_options(overrides),
                 providers=self._providers, enable_fallback=0)
         except Exception as err:
@@ -464,7 +464,7 @@ class OrtRunner:
 
     def _load_error(self, err: Exception) -> GluonportError:
         kind = type(err).__name__
-        where = f"{self._subject}: onnxruntime {_ort().__version__}"
+        where = f"{self._subject}: onnxruntime {onnxruntime_module().__version__}"
         if kind == "NotImplemented":
             return UnsupportedOpError(f"{where} has no kernel for part of this model: {err}")
         if kind == "EPFail" or (self.ctx.device_type == "gpu" and "Provider" in str(err)):
