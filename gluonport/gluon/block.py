@@ -22,7 +22,8 @@ from ..model import no_params_if_empty
 from ..ndarray import NDArray
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
-from .parameter import Parameter, ParameterDict, _brief
+from ._text import brief_names, indent
+from .parameter import Parameter, ParameterDict
 from .utils import HookHandle
 
 __all__ = ["Block"]
@@ -103,11 +104,6 @@ def _summary_lines(rows: list[tuple[str, str, int, int, int]]) -> list[str]:
                f"Unique parameters in model: {total - shared}", "-" * 80])
 
 
-def _indent(text: str, n: int) -> str:
-    lines = text.split("\n")
-    return "\n".join([lines[0]] + [" " * n + line for line in lines[1:]])
-
-
 class Block:
     """Base class of all layers and models (``mxnet.gluon.Block``).
 
@@ -126,7 +122,7 @@ class Block:
         self._forward_pre_hooks: OrderedDict = OrderedDict()
 
     def __repr__(self) -> str:
-        mods = "\n".join(f"  ({key}): {_indent(repr(block), 2)}"
+        mods = "\n".join(f"  ({key}): {indent(repr(block), 2)}"
                          for key, block in self.__dict__.items() if isinstance(block, Block))
         return f"{self.__class__.__name__}(\n{mods}\n)"
 
@@ -277,14 +273,14 @@ class Block:
                 if not any(a in loaded for a in aliases[param]):
                     raise ParameterError(
                         f"Parameter '{name}' is missing in file '{filename}', which contains "
-                        f"parameters: {_brief(loaded)}. Set allow_missing=True to ignore "
+                        f"parameters: {brief_names(loaded)}. Set allow_missing=True to ignore "
                         "missing parameters.")
         for name, value in loaded.items():
             if name not in params:
                 if not ignore_extra:
                     raise ParameterError(
                         f"Parameter '{name}' loaded from file '{filename}' is not present in "
-                        f"ParameterDict, which contains parameters {_brief(params)}. Set "
+                        f"ParameterDict, which contains parameters {brief_names(params)}. Set "
                         "ignore_extra=True to ignore. ")
                 continue
             params[name]._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)

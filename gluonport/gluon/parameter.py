@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from .._core import dtypes
 from ..context import Context, cpu, current_context
 from ..errors import DeferredInitializationError, ParameterError, ParameterNotInitializedError
 from ..ndarray import NDArray
+from ._text import brief_names
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
            "tensor_types"]
@@ -36,13 +37,6 @@ def _bump() -> int:
     weights inside) notice a changed parameter by it."""
     _VERSION[0] += 1
     return _VERSION[0]
-
-
-def _brief(names: Iterable[str], limit: int = 3) -> str:
-    names = list(names)
-    if len(names) > limit:
-        return ", ".join(repr(n) for n in names[:limit - 1]) + ", ..., " + repr(names[-1])
-    return ", ".join(repr(n) for n in names)
 
 
 def _shape_known(shape: tuple | None) -> bool:
@@ -587,14 +581,14 @@ class ParameterDict:
                 if name not in arg_dict:
                     raise ParameterError(
                         f"Parameter '{name[lprefix:]}' is missing in {where}, which contains "
-                        f"parameters: {_brief(arg_dict)}. Please make sure source and target "
-                        "networks have the same prefix, or set allow_missing=True.")
+                        f"parameters: {brief_names(arg_dict)}. Please make sure source and "
+                        "target networks have the same prefix, or set allow_missing=True.")
         for name, value in arg_dict.items():
             if name not in self._params:
                 if not ignore_extra:
                     raise ParameterError(
                         f"Parameter '{name[lprefix:]}' loaded from {where} is not present in "
-                        f"ParameterDict, choices are: {_brief(self._params)}. Set "
+                        f"ParameterDict, choices are: {brief_names(self._params)}. Set "
                         "ignore_extra to True to ignore. Please make sure source and target "
                         "networks have the same prefix.")
                 continue

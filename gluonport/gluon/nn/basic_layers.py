@@ -15,7 +15,8 @@ import numpy as np
 from ... import ndarray as _nd
 from ... import symbol as _sym
 from ...errors import GluonportError
-from ..block import Block, _indent
+from .._text import indent
+from ..block import Block
 from ..hybrid import HybridBlock
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "BatchNormReLU",
@@ -24,7 +25,7 @@ __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "BatchNorm", "B
 
 
 def _children_repr(block: Block) -> str:
-    mods = "\n".join(f"  ({key}): {_indent(repr(child), 2)}"
+    mods = "\n".join(f"  ({key}): {indent(repr(child), 2)}"
                      for key, child in block._children.items())
     return f"{block.__class__.__name__}(\n{mods}\n)"
 

@@ -15,7 +15,8 @@ from typing import Any
 from ... import ndarray as _nd
 from ... import symbol as _sym
 from ...errors import GluonportError
-from ..block import Block, _indent
+from .._text import indent
+from ..block import Block
 from ..hybrid import HybridBlock
 from ._sequence import (
     TENSOR_TYPES,
@@ -359,7 +360,7 @@ class _StackMixin:
     """Shared by the sequential containers: step every child, splitting the states."""
 
     def __repr__(self) -> str:
-        body = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in self._children.items())
+        body = "\n".join(f"({i}): {indent(repr(m), 2)}" for i, m in self._children.items())
         return f"{self.__class__.__name__}(\n{body}\n)"
 
     def add(self, cell: RecurrentCell) -> None:
