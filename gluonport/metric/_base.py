@@ -16,7 +16,8 @@ from ..errors import GluonportError, ShapeError
 from ..ndarray import NDArray
 
 __all__ = ["MetricError", "EvalMetric", "CompositeEvalMetric", "CustomMetric", "np", "create",
-           "register", "alias", "check_label_shapes"]
+           "register", "alias", "check_label_shapes", "is_array", "to_numpy", "check_pair",
+           "class_argmax"]
 
 
 class MetricError(GluonportError, ValueError):
@@ -25,12 +26,14 @@ class MetricError(GluonportError, ValueError):
 
 
 # --- input helpers ----------------------------------------------------------------------------
-def _is_array(x: Any) -> bool:
+def is_array(x: Any) -> bool:
+    """Whether ``x`` is one array (an NDArray or a numpy array) rather than a list of them."""
     return isinstance(x, (NDArray, _np.ndarray))
 
 
-def _as_np(x: Any, subject: str) -> _np.ndarray:
-    """The numpy array behind an NDArray, a numpy array or a number."""
+def to_numpy(x: Any, subject: str) -> _np.ndarray:
+    """The numpy array behind an NDArray, a numpy array or a number; anything else raises
+    :class:`MetricError` naming ``subject`` (the metric)."""
     if isinstance(x, NDArray):
         return x.asnumpy()
     if isinstance(x, _np.ndarray):
@@ -53,8 +56,26 @@ def _shape(x: Any) -> Any:
     return tuple(x.shape) if hasattr(x, "shape") else x
 
 
-def _check(labels: Any, preds: Any, subject: str, wrap: bool = False,
+def check_pair(labels: Any, preds: Any, subject: str, wrap: bool = False,
            shape: bool = False) -> tuple[Any, Any]:
+    """:func:`check_label_shapes` for a metric: errors name ``subject`` (the metric).
+
+    Parameters
+    ----------
+    labels, preds : Any
+        The labels and predictions given to ``update``.
+    subject : str
+        The name the error messages start with.
+    wrap : bool, optional
+        Wrap a bare array in a list after the check.
+    shape : bool, optional
+        Compare shapes instead of lengths.
+
+    Returns
+    -------
+    tuple
+        ``(labels, preds)``, wrapped when ``wrap`` is set.
+    """
     if shape:
         got_l, got_p = _shape(labels), _shape(preds)
     else:
@@ -65,8 +86,8 @@ def _check(labels: Any, preds: Any, subject: str, wrap: bool = False,
                          f"{got_p}; pass labels and predictions of the same {what} (one label "
                          "array per prediction array, the same samples in each)")
     if wrap:
-        labels = [labels] if _is_array(labels) else labels
-        preds = [preds] if _is_array(preds) else preds
+        labels = [labels] if is_array(labels) else labels
+        preds = [preds] if is_array(preds) else preds
     return labels, preds
 
 
@@ -76,10 +97,12 @@ def check_label_shapes(labels: Any, preds: Any, wrap: bool = False,
     of arrays, or of samples for a bare array), or with ``shape=True`` their shapes. Raises
     :class:`~gluonport.errors.ShapeError` (a ``ValueError``, as MXNet's) when they do not. With
     ``wrap=True`` a bare array is wrapped in a list (after the check, as in MXNet)."""
-    return _check(labels, preds, "check_label_shapes", wrap, shape)
+    return check_pair(labels, preds, "check_label_shapes", wrap, shape)
 
 
-def _argmax(pred: _np.ndarray, axis: int, subject: str) -> _np.ndarray:
+def class_argmax(pred: _np.ndarray, axis: int, subject: str) -> _np.ndarray:
+    """``numpy.argmax`` over the class axis; a prediction without that axis raises
+    :class:`~gluonport.errors.ShapeError` naming ``subject`` (the metric)."""
     try:
         return _np.argmax(pred, axis=axis)
     except (ValueError, IndexError) as err:
@@ -388,12 +411,12 @@ class CustomMetric(EvalMetric):
 
     def update(self, labels: Any, preds: Any) -> None:
         if self._allow_extra_outputs:
-            labels = [labels] if _is_array(labels) else labels
-            preds = [preds] if _is_array(preds) else preds
+            labels = [labels] if is_array(labels) else labels
+            preds = [preds] if is_array(preds) else preds
         else:
-            labels, preds = _check(labels, preds, self.name, wrap=True)
+            labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for pred, label in zip(preds, labels):
-            result = self._feval(_as_np(label, self.name), _as_np(pred, self.name))
+            result = self._feval(to_numpy(label, self.name), to_numpy(pred, self.name))
             if isinstance(result, tuple):
                 self._add(result[0], result[1])
             else:

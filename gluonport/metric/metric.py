@@ -16,15 +16,15 @@ from ._base import (
     CustomMetric,
     EvalMetric,
     MetricError,
-    _argmax,
-    _as_np,
-    _check,
-    _is_array,
     alias,
     check_label_shapes,
+    check_pair,
+    class_argmax,
     create,
+    is_array,
     np,
     register,
+    to_numpy,
 )
 
 __all__ = ["MetricError", "EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1",
@@ -52,11 +52,11 @@ class Accuracy(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
-            label, pred = _as_np(label, self.name), _as_np(pred, self.name)
+            label, pred = to_numpy(label, self.name), to_numpy(pred, self.name)
             if pred.shape != label.shape:
-                pred = _argmax(pred, self.axis, self.name)
+                pred = class_argmax(pred, self.axis, self.name)
             pred = pred.astype(_np.int32).ravel()
             label = label.astype(_np.int32).ravel()
             if label.size != pred.size:
@@ -83,15 +83,15 @@ class TopKAccuracy(EvalMetric):
         self.name += f"_{self.top_k}"
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
-            pred = _as_np(pred, self.name)
+            pred = to_numpy(pred, self.name)
             if pred.ndim > 2 or pred.ndim == 0 or pred.shape[-1] < self.top_k:
                 raise ShapeError(f"{self.name}: predictions of shape {pred.shape}; give (N, C) "
                                  f"scores with C >= top_k={self.top_k}")
             top = _np.argpartition(pred.astype(_np.float32), -self.top_k)
-            label = _as_np(label, self.name).astype(_np.int32)
-            _check(label, top, self.name)
+            label = to_numpy(label, self.name).astype(_np.int32)
+            check_pair(label, top, self.name)
             if top.ndim == 1:  # MXNet counts this odd case in the local sum only
                 self.sum_metric += float((top.ravel() == label.ravel()).sum())
             else:
@@ -113,10 +113,10 @@ class _BinaryStats:
         self.reset_stats()
 
     def update_binary_stats(self, label: Any, pred: Any, subject: str = "metric") -> None:
-        pred = _as_np(pred, subject)
-        label = _as_np(label, subject).astype(_np.int32)
-        pred_label = _argmax(pred, 1, subject)
-        _check(label, pred, subject)
+        pred = to_numpy(pred, subject)
+        label = to_numpy(label, subject).astype(_np.int32)
+        pred_label = class_argmax(pred, 1, subject)
+        check_pair(label, pred, subject)
         if len(_np.unique(label)) > 2:
             raise MetricError(f"{subject}: labels hold {len(_np.unique(label))} classes; it "
                               "currently only supports binary classification (see PCC)")
@@ -192,7 +192,7 @@ class _BinaryMetric(EvalMetric):
         raise NotImplementedError
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
             self._stats.update_binary_stats(label, pred, self.name)
         if self._average == "macro":  # MXNet clears even the global counts after each call
@@ -278,10 +278,10 @@ class Perplexity(EvalMetric):
         return _np.take_along_axis(pred, index, axis=axis).reshape(-1)
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         loss, num = 0.0, 0
         for label, pred in zip(labels, preds):
-            label, pred = _as_np(label, self.name), _as_np(pred, self.name)
+            label, pred = to_numpy(label, self.name), to_numpy(pred, self.name)
             picked = self._picked(label, pred)
             if self.ignore_label is not None:
                 ignore = (label.reshape(-1) == self.ignore_label).astype(picked.dtype)
@@ -306,7 +306,7 @@ class Perplexity(EvalMetric):
 # --- regression -------------------------------------------------------------------------------
 def _pairs_2d(label: Any, pred: Any, subject: str) -> tuple[_np.ndarray, _np.ndarray]:
     """MXNet's regression inputs: 1-D arrays become columns, then they broadcast."""
-    label, pred = _as_np(label, subject), _as_np(pred, subject)
+    label, pred = to_numpy(label, subject), to_numpy(pred, subject)
     label = label.reshape(label.shape[0], 1) if label.ndim == 1 else label
     pred = pred.reshape(pred.shape[0], 1) if pred.ndim == 1 else pred
     try:
@@ -330,7 +330,7 @@ class _PerBatchError(EvalMetric):
         raise NotImplementedError
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
             label, pred = _pairs_2d(label, pred, self.name)
             self._add(self._value(label - pred), 1)
@@ -385,10 +385,10 @@ class _LogLoss(EvalMetric):
         self.eps = eps
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
-            label = _as_np(label, self.name).ravel()
-            pred = _as_np(pred, self.name)
+            label = to_numpy(label, self.name).ravel()
+            pred = to_numpy(pred, self.name)
             if pred.ndim < 2 or label.shape[0] != pred.shape[0]:
                 raise ShapeError(f"{self.name}: {label.shape[0]} labels for predictions of "
                                  f"shape {pred.shape}; give (N, C) probabilities and N labels")
@@ -463,10 +463,10 @@ class PearsonCorrelation(EvalMetric):
         self._conv = self._conv + _np.sum((label - self._mean_l) * (pred - self._mean_p))
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
-            label, pred = _as_np(label, self.name), _as_np(pred, self.name)
-            _check(label, pred, self.name, shape=True)
+            label, pred = to_numpy(label, self.name), to_numpy(pred, self.name)
+            check_pair(label, pred, self.name, shape=True)
             label = label.ravel().astype(_np.float64)
             pred = pred.ravel().astype(_np.float64)
             self.num_inst += 1
@@ -519,11 +519,11 @@ class PCC(EvalMetric):
         return float(cov_xy / (cov_xx * cov_yy) ** 0.5)
 
     def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = _check(labels, preds, self.name, wrap=True)
+        labels, preds = check_pair(labels, preds, self.name, wrap=True)
         for label, pred in zip(labels, preds):
-            label = _as_np(label, self.name).astype(_np.int32)
-            pred = _as_np(pred, self.name)
-            pred = (_argmax(pred, 1, self.name) if pred.shape != label.shape
+            label = to_numpy(label, self.name).astype(_np.int32)
+            pred = to_numpy(pred, self.name)
+            pred = (class_argmax(pred, 1, self.name) if pred.shape != label.shape
                     else pred.astype(_np.int32))
             pred, label = pred.ravel(), label.ravel()
             if pred.size != label.size:
@@ -571,8 +571,8 @@ class Loss(EvalMetric):
                          has_global_stats=True)
 
     def update(self, _: Any, preds: Any) -> None:
-        for pred in ([preds] if _is_array(preds) else preds):
-            pred = _as_np(pred, self.name)
+        for pred in ([preds] if is_array(preds) else preds):
+            pred = to_numpy(pred, self.name)
             self._add(pred.sum(), pred.size)
 
 
