@@ -37,7 +37,7 @@ from ._regular import open_regular
 from ._sparse import SparseArray
 
 __all__ = ["load", "load_with_info", "save", "ArrayInfo", "ParamsFile", "SparseArray",
-           "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
+           "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC", "decode_record", "encode_record"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -249,6 +249,51 @@ def _read_record(r: Reader, index: int, bfloat16: str) -> tuple[Array, ArrayInfo
     dev_type, dev_id, flag, dt = _read_ctx_flag(r, index)
     arr = _finish(r.array(dt.numpy, shape, f"record {index} data"), flag, bfloat16)
     return arr, ArrayInfo(version, "default", dev_type, dev_id, flag, start)
+
+
+def decode_record(data: bytes, label: str) -> Array:
+    """Decode one NDArray record (no list header), as in an NDArray handle MXNet pickles.
+
+    Parameters
+    ----------
+    data : bytes
+        The record: magic, shape, context, type flag and data.
+    label : str
+        What errors name as the source.
+
+    Returns
+    -------
+    numpy.ndarray, SparseArray or None
+        The array (bfloat16 widened to float32); ``None`` for a "none" record.
+
+    Raises
+    ------
+    FormatError
+        The record is truncated or malformed.
+    """
+    arr, _ = _read_record(Reader(data, label), 0, "float32")
+    return arr
+
+
+def encode_record(what: str, arr: np.ndarray, label: str) -> bytes:
+    """Encode one dense array as a V2 NDArray record (no list header), on ``cpu(0)``.
+
+    Parameters
+    ----------
+    what : str
+        What errors call the array.
+    arr : numpy.ndarray
+        The array.
+    label : str
+        What errors name as the destination.
+
+    Returns
+    -------
+    bytes
+        The record's header followed by the array's bytes.
+    """
+    head, values = _prepare(what, arr, None, 2, False, label)
+    return head + np.ascontiguousarray(values).tobytes()
 
 
 def _read_v0_shape(r: Reader, index: int, start: int, ndim: int) -> tuple[int, ...]:

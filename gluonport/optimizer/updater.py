@@ -51,10 +51,9 @@ class _PickledNDArray:
 
 
 def _decode_handle(handle: bytes) -> NDArray:
-    from ..formats._binary import Reader
-    from ..formats.params import _read_record
+    from ..formats.params import decode_record
 
-    arr, _ = _read_record(Reader(handle, "<NDArray handle in .states>"), 0, "float32")
+    arr = decode_record(handle, "<NDArray handle in .states>")
     if not isinstance(arr, np.ndarray):
         raise FormatError("an NDArray in the states pickle is not a dense array (row_sparse "
                           "and csr optimizer states are not supported)")
@@ -62,10 +61,9 @@ def _decode_handle(handle: bytes) -> NDArray:
 
 
 def _encode_handle(a: NDArray) -> bytearray:
-    from ..formats.params import _prepare
+    from ..formats.params import encode_record
 
-    head, arr = _prepare("state", a.asnumpy(), None, 2, False, "<states>")
-    return bytearray(head + np.ascontiguousarray(arr).tobytes())
+    return bytearray(encode_record("state", a.asnumpy(), "<states>"))
 
 
 def _allowed() -> dict[tuple[str, str], Any]:
