@@ -130,7 +130,7 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
     import gluonport as mx
     from gluonport.errors import InputShapeError
     from gluonport.onnx import export_model, verify
-    from gluonport.onnx.export import _Graph, file_sha256
+    from gluonport.onnx.export import ExportGraph, file_sha256
 
     files, sym, params = load_mxnet(model, params_file, epoch)
     stages.step()
@@ -156,7 +156,7 @@ def _to_onnx_steps(stages, model, dst, params_file, epoch, inputs, shapes, opset
     in_types = {k: v.dtype for k, v in inputs.items()} or np.float32
     try:
         with shape_hints(model, given, params_file, epoch):
-            g = _Graph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types,
+            g = ExportGraph(sym, {k: v.asnumpy() for k, v in params.items()}, in_shapes, in_types,
                        {})
     except InputShapeError as exc:
         raise shape_error(model, exc.inputs, params_file, epoch) from None

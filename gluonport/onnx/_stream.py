@@ -24,7 +24,7 @@ from .._core import dtypes
 from .._core.onnxdigest import DIGEST_KEY, data_file_name, is_data_file_of
 from ..formats._atomic import atomic_open, create_temp
 
-__all__ = ["write_model"]
+__all__ = ["write_model", "remove_data_files"]
 
 _GRAPH_FIELD = 7        # ModelProto.graph
 _INIT_FIELD = 5         # GraphProto.initializer
@@ -85,7 +85,7 @@ def write_model(path: str, skeleton: Any, weights: list[tuple[str, np.ndarray]],
     if not external:
         _drop_meta(rest, DIGEST_KEY)
         _write_onnx(path, rest, skeleton.graph, weights, None)
-        _remove_data_files(folder, base, keep=None)
+        remove_data_files(folder, base, keep=None)
         return
     before = _data_files(folder, base)
     digest, tmp = _write_data(path, weights)
@@ -104,10 +104,10 @@ def write_model(path: str, skeleton: Any, weights: list[tuple[str, np.ndarray]],
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(folder, data_name))
         raise
-    _remove_data_files(folder, base, keep=data_name)
+    remove_data_files(folder, base, keep=data_name)
 
 
-def _remove_data_files(folder: str, base: str, keep: str | None) -> None:
+def remove_data_files(folder: str, base: str, keep: str | None) -> None:
     """Remove the data files of earlier writes (or killed ones) of ``base``, once the new
     ``.onnx`` is in place."""
     for name in _data_files(folder, base):

@@ -25,11 +25,11 @@ from ..symbol import load as sym_load
 from ..symbol._graph import Node, label_inputs, op_listing, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
-from ._stream import _remove_data_files, write_model
+from ._stream import remove_data_files, write_model
 from .opset import check_opset, ir_version_for
 
 __all__ = ["export_model", "export_symbol", "register_converter", "get_converter",
-           "label_inputs", "file_sha256", "PROVENANCE_KEY"]
+           "label_inputs", "file_sha256", "PROVENANCE_KEY", "ExportGraph", "load_params"]
 
 PROVENANCE_KEY = "gluonport.provenance"
 
@@ -77,7 +77,19 @@ def _numpy(v: Any) -> np.ndarray:
     return np.asarray(v)
 
 
-def _load_params(params: Any) -> dict[str, np.ndarray]:
+def load_params(params: Any) -> dict[str, np.ndarray]:
+    """The parameters of an export as numpy arrays keyed by name.
+
+    Parameters
+    ----------
+    params : None, str, os.PathLike, dict or list of dict
+        A ``.params`` file, or ``{name: array}`` dicts (``arg:``/``aux:`` prefixes dropped).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The parameters; empty for ``None``.
+    """
     if params is None:
         return {}
     if isinstance(params, (str, os.PathLike)):
@@ -99,8 +111,12 @@ def _load_params(params: Any) -> dict[str, np.ndarray]:
     return out
 
 
-class _Graph:
-    """The MXNet side of one export: order, data inputs, inferred shapes/dtypes."""
+class ExportGraph:
+    """The MXNet side of one export: order, data inputs, inferred shapes/dtypes.
+
+    Shared with :mod:`gluonport.onnx.verify` and the CLI's ``convert``, which replay the
+    same graph in numpy.
+    """
 
     def __init__(self, sym: Symbol, params: dict[str, np.ndarray], in_shapes: Any,
                  in_types: Any, dynamic_axes: dict[str, dict[int, str]]):
@@ -285,7 +301,7 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
     from onnx import helper, numpy_helper
 
     opset = check_opset(opset_version)
-    pvals = _load_params(params)
+    pvals = load_params(params)
     order = topo_order(n for n, _ in sym._outputs)
     _check_converters(order, opset)
     labels = label_inputs(order)
@@ -298,7 +314,7 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
     if dynamic_axes:
         dynamic_axes = drop_label_entries(dynamic_axes, inputs, labels, "dynamic_axes")
     axes = _dynamic_axes(data_nodes, dynamic, dynamic_input_shapes, dynamic_axes)
-    g = _Graph(sym, pvals, in_shapes, in_types, axes)
+    g = ExportGraph(sym, pvals, in_shapes, in_types, axes)
     namer = Namer()
     tnames = _tensor_names(g.order, namer)
     ctx = ExportContext(opset, namer)
@@ -447,7 +463,7 @@ def _check_converters(order: list[Node], opset: int) -> None:
             "or see gluonport/ops/OPERATORS.md", missing)
 
 
-def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: _Graph) -> None:
+def _convert_node(ctx: ExportContext, node: Node, tnames: dict, g: ExportGraph) -> None:
     ctx.node = node
     ctx.params = node.params
     ctx.inputs = [tnames[(id(s), i)] for s, i in node.inputs]
@@ -592,7 +608,7 @@ def save_model(model: Any, path: str, external_data: bool = False) -> None:
     if not external_data:
         with atomic_open(path, "wb") as f:
             f.write(model.SerializeToString())
-        _remove_data_files(*os.path.split(os.path.abspath(path)), keep=None)
+        remove_data_files(*os.path.split(os.path.abspath(path)), keep=None)
         return
     skeleton = onnx.ModelProto()
     skeleton.CopyFrom(model)

@@ -14,7 +14,7 @@ from ..errors import ValidationError
 from ..symbol import Symbol
 from ..symbol import load as sym_load
 from ..symbol.executor import GraphPlan
-from .export import _Graph, _load_params, label_inputs
+from .export import ExportGraph, label_inputs, load_params
 
 __all__ = ["verify", "VerifyReport", "OutputError", "random_inputs", "bisect", "BisectResult",
            "compare", "compare_outputs", "missing_output"]
@@ -185,16 +185,16 @@ def random_inputs(shapes: Mapping[str, tuple], types: Mapping[str, Any], seed: i
 
 
 def _prepare(sym: Any, params: Any, inputs: Mapping[str, Any] | None, in_shapes: Any,
-             in_types: Any, seed: int) -> tuple[Symbol, dict, _Graph, dict[str, np.ndarray]]:
+             in_types: Any, seed: int) -> tuple[Symbol, dict, ExportGraph, dict[str, np.ndarray]]:
     """The symbol, numpy params, inferred graph and input arrays (given or random)."""
     if isinstance(sym, (str, os.PathLike)):
         sym = sym_load(os.fspath(sym))
-    pvals = _load_params(params)
+    pvals = load_params(params)
     if inputs is not None:
         feed = {k: np.asarray(v._data if hasattr(v, "_data") else v) for k, v in inputs.items()}
         in_shapes = {k: v.shape for k, v in feed.items()}
         in_types = {k: v.dtype for k, v in feed.items()}
-    g = _Graph(sym, pvals, in_shapes, in_types, {})
+    g = ExportGraph(sym, pvals, in_shapes, in_types, {})
     if inputs is None:
         feed = random_inputs(g.shapes0, g.types0, seed)
     return sym, pvals, g, feed
@@ -242,7 +242,7 @@ def compare_outputs(names: list[str], got: list, want: list, rtol: float, atol: 
     return rows
 
 
-def _run_numpy(sym: Symbol, pvals: dict, feed: dict, g: _Graph) -> list[np.ndarray]:
+def _run_numpy(sym: Symbol, pvals: dict, feed: dict, g: ExportGraph) -> list[np.ndarray]:
     full = dict(pvals)
     full.update(feed)
     labels = label_inputs(g.order)
@@ -291,7 +291,7 @@ def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
     model = export_symbol(probe, pvals, g.shapes0, g.types0, opset)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     got = sess.run(None, {i.name: feed[i.name] for i in sess.get_inputs()})
-    want = _run_numpy(probe, pvals, feed, _Graph(probe, pvals, g.shapes0, g.types0, {}))
+    want = _run_numpy(probe, pvals, feed, ExportGraph(probe, pvals, g.shapes0, g.types0, {}))
     names = probe.list_outputs()
     for k, (name, w, o) in enumerate(zip(names, want, got)):
         err = compare(name, o, w, rtol, atol)
