@@ -46,9 +46,6 @@ from ._augmenters import (
     SequentialAug,
 )
 from .image import (
-    _get_interp_method as _get_interp_method,  # MXNet has mx.image._get_interp_method too
-)
-from .image import (
     center_crop,
     color_normalize,
     copyMakeBorder,
@@ -57,12 +54,16 @@ from .image import (
     imread,
     imresize,
     imrotate,
+    interp_method,
     random_crop,
     random_rotate,
     random_size_crop,
     resize_short,
     scale_down,
 )
+
+# MXNet's scripts call mx.image._get_interp_method; it is image.interp_method here.
+_get_interp_method = interp_method
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",

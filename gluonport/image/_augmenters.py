@@ -20,10 +20,10 @@ from .. import ndarray as nd
 from ..errors import ArgumentError
 from ..ndarray import NDArray
 from .image import (
-    _get_interp_method,
     center_crop,
     color_normalize,
     imresize,
+    interp_method,
     random_crop,
     random_size_crop,
     resize_short,
@@ -92,7 +92,7 @@ class ForceResizeAug(_SizeAug):
 
     def __call__(self, src: NDArray) -> NDArray:
         sizes = (src.shape[0], src.shape[1], self.size[1], self.size[0])
-        return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
+        return imresize(src, *self.size, interp=interp_method(self.interp, sizes))
 
 
 class RandomCropAug(_SizeAug):

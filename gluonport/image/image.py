@@ -20,7 +20,7 @@ from ..ndarray import NDArray
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
-           "imrotate", "random_rotate"]
+           "imrotate", "random_rotate", "interp_method"]
 
 
 def _image(src: Any, name: str) -> tuple[np.ndarray, Any]:
@@ -177,8 +177,22 @@ def _saturate(v: float, dtype: np.dtype) -> Any:
     return np.asarray(v).astype(dtype)
 
 
-def _get_interp_method(interp: int, sizes: tuple = ()) -> int:
-    """MXNet's interpolation choice: 9 picks by the size change, 10 picks at random."""
+def interp_method(interp: int, sizes: tuple = ()) -> int:
+    """MXNet's interpolation choice (its ``mx.image._get_interp_method``).
+
+    Parameters
+    ----------
+    interp : int
+        0-4 are returned as they are; 9 picks by the size change (2 when growing, 3 when
+        shrinking, 1 otherwise; 2 without ``sizes``); 10 picks 0-4 at random.
+    sizes : tuple, optional
+        ``(old_h, old_w, new_h, new_w)`` for ``interp=9``.
+
+    Returns
+    -------
+    int
+        The interpolation method for :func:`imresize`.
+    """
     if interp == 9:
         if sizes:
             oh, ow, nh, nw = sizes
@@ -199,7 +213,7 @@ def resize_short(src: NDArray, size: int, interp: int = 2) -> NDArray:
     """Resize so the shorter edge is ``size``, keeping the aspect ratio (integer division).
 
     ``interp`` defaults to 2 (bicubic), as MXNet's; 9 and 10 choose as
-    ``_get_interp_method``.
+    :func:`interp_method`.
 
     >>> import gluonport as mx
     >>> mx.image.resize_short(mx.nd.zeros((375, 500, 3), dtype='uint8'), 256).shape
@@ -210,7 +224,7 @@ def resize_short(src: NDArray, size: int, interp: int = 2) -> NDArray:
         new_h, new_w = size * h // w, size
     else:
         new_h, new_w = size, size * w // h
-    return imresize(src, new_w, new_h, interp=_get_interp_method(interp, (h, w, new_h, new_w)))
+    return imresize(src, new_w, new_h, interp=interp_method(interp, (h, w, new_h, new_w)))
 
 
 def fixed_crop(src: NDArray, x0: int, y0: int, w: int, h: int, size: tuple | None = None,
@@ -220,7 +234,7 @@ def fixed_crop(src: NDArray, x0: int, y0: int, w: int, h: int, size: tuple | Non
     out = src[y0:y0 + h, x0:x0 + w]
     if size is not None and (w, h) != size:
         sizes = (h, w, size[1], size[0])
-        out = imresize(out, *size, interp=_get_interp_method(interp, sizes))
+        out = imresize(out, *size, interp=interp_method(interp, sizes))
     return out
 
 
