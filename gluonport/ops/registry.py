@@ -8,6 +8,7 @@ executor, the file formats and the ONNX exporter all read it from here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,9 @@ __all__ = [
     "OpDef",
     "InPlace",
     "register",
+    "define",
+    "named",
+    "shape_checked",
     "get",
     "find",
     "all_ops",
@@ -370,6 +374,90 @@ def register(op: OpDef) -> OpDef:
     for alias in op.aliases:
         _ALIASES[alias] = op.name
     return op
+
+
+def named(name: str, fn: ComputeFn) -> ComputeFn:
+    """Wrap a compute so its errors start with the op name (``nd`` calls have no node name).
+
+    Parameters
+    ----------
+    name : str
+        The op name the messages start with (``"Reshape: ..."``).
+    fn : callable
+        The compute.
+
+    Returns
+    -------
+    callable
+        ``fn``, re-raising a :class:`GluonportError` with ``name`` in front of its message.
+    """
+
+    @functools.wraps(fn)  # keeps the family module for OPERATORS.md
+    def run(p, *arrays):
+        try:
+            return fn(p, *arrays)
+        except GluonportError as exc:
+            if str(exc).startswith(f"{name}:"):
+                raise
+            raise type(exc)(f"{name}: {exc}") from None
+
+    return run
+
+
+def shape_checked(rule: ShapeFn, fn: ComputeFn) -> ComputeFn:
+    """``fn`` after the op's shape rule has vetted the actual input shapes.
+
+    An imperative call then fails with the same ``ShapeError``/``OpAttributeError`` as inference
+    (MXNet infers shapes before every imperative call) instead of deep inside numpy.
+
+    Parameters
+    ----------
+    rule : callable
+        The op's ``infer_shape``.
+    fn : callable
+        The compute.
+
+    Returns
+    -------
+    callable
+        The checked compute.
+    """
+
+    @functools.wraps(fn)
+    def compute(p, *arrays):
+        rule(p, [a.shape for a in arrays])
+        return fn(p, *arrays)
+
+    return compute
+
+
+def define(name: str, compute: ComputeFn, infer_shape: ShapeFn, *, name_errors: bool = False,
+           check_shapes: bool = False, **kw: Any) -> OpDef:
+    """Register one op: the one registration helper every op family uses.
+
+    Parameters
+    ----------
+    name : str
+        MXNet's registered name.
+    compute, infer_shape : callable
+        As :class:`OpDef`'s.
+    name_errors : bool, optional
+        Wrap the compute with :func:`named` (its errors start with ``name``).
+    check_shapes : bool, optional
+        Wrap the compute with :func:`shape_checked` (it runs ``infer_shape`` first).
+    **kw
+        Any other :class:`OpDef` field (``params``, ``inputs``, ``aliases``, ``doc``, ...).
+
+    Returns
+    -------
+    OpDef
+        The registered op.
+    """
+    if check_shapes:
+        compute = shape_checked(infer_shape, compute)
+    if name_errors:
+        compute = named(name, compute)
+    return register(OpDef(name, compute=compute, infer_shape=infer_shape, **kw))
 
 
 def _ensure_loaded() -> None:

@@ -18,8 +18,7 @@ from ...errors import ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering
 from ..lowering.dims import Dims
-from ..registry import OpDef, register
-from ..vision.boxes import op_def
+from ..registry import OpDef, define, register
 
 __all__: list[str] = []
 
@@ -148,8 +147,9 @@ for _name, _fn, _inputs, _rule in (
          _selfatt_valatt_shape),
         ("encdec_qk", _encdec_qk, ("queries", "keys_values"), _encdec_qk_shape),
         ("encdec_valatt", _encdec_valatt, ("keys_values", "attention"), _encdec_valatt_shape)):
-    op_def(f"_contrib_interleaved_matmul_{_name}", params=_HEADS, compute=_fn, inputs=_inputs,
-           infer_shape=_rule, doc="Multi-head attention product on interleaved projections.")
+    define(f"_contrib_interleaved_matmul_{_name}", params=_HEADS, compute=_fn, inputs=_inputs,
+           infer_shape=_rule, doc="Multi-head attention product on interleaved projections.",
+           check_shapes=True)
 
 
 # --- elementwise -----------------------------------------------------------------------------

@@ -31,6 +31,6 @@ Every compute returns a fresh array (MXNet's operators never alias their input).
 from . import reshape, axes, join, slicing, broadcast, layout, query  # noqa: F401
 # isort: on
 from .reshape import infer_reshape
-from .rules import check, define, named, types_from
+from .rules import check, types_from
 
-__all__ = ["infer_reshape", "define", "named", "types_from", "check"]
+__all__ = ["infer_reshape", "types_from", "check"]

@@ -10,7 +10,8 @@ from ..._core.attr_fields import Int, Optional, Shape
 from ..infer import known, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MIN, Dims, reshape_to
-from .rules import check, define, one_output, out_list
+from ..registry import define
+from .rules import check, one_output, out_list
 
 __all__ = []
 
@@ -28,7 +29,7 @@ def _perm(p, ndim: int) -> tuple[int, ...]:
 
 define("transpose", lambda p, x: x.transpose(_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _perm(p, len(s)))), params={"axes": Shape(())},
-    doc="Permute the dims by ``axes`` (empty: reverse them).")
+    doc="Permute the dims by ``axes`` (empty: reverse them).", name_errors=True)
 
 
 def _swap_perm(p, ndim: int) -> list[int]:
@@ -42,7 +43,7 @@ def _swap_perm(p, ndim: int) -> list[int]:
 define("SwapAxis", lambda p, x: x.transpose(_swap_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _swap_perm(p, len(s)))),
     params={"dim1": Int(0), "dim2": Int(0)}, aliases=("swapaxes",),
-    doc="Swap dims ``dim1`` and ``dim2``.")
+    doc="Swap dims ``dim1`` and ``dim2``.", name_errors=True)
 
 
 def _expand_shape(p, s):
@@ -52,7 +53,8 @@ def _expand_shape(p, s):
 
 
 define("expand_dims", lambda p, x: x.reshape(_expand_shape(p, x.shape)).copy(),
-    one_output(_expand_shape), params={"axis": Int()}, doc="Insert a dim of size 1 at ``axis``.")
+    one_output(_expand_shape), params={"axis": Int()}, doc="Insert a dim of size 1 at ``axis``.",
+    name_errors=True)
 
 
 def _squeeze_shape(p, s, exact: bool = False):
@@ -75,7 +77,7 @@ define("squeeze", lambda p, x: x.reshape(_squeeze_shape(p, x.shape, True)).copy(
     one_output(_squeeze_shape),
     params={"axis": Optional(Shape())},
     doc="Remove dims of size 1 (all of them, or those in ``axis``); an all-ones shape "
-        "becomes ``(1,)``.")
+        "becomes ``(1,)``.", name_errors=True)
 
 
 def _flip(p, x):
@@ -94,7 +96,7 @@ def _flip_shape(p, s):
 
 
 define("reverse", _flip, one_output(_flip_shape), params={"axis": Shape()}, aliases=("flip",),
-    doc="Reverse the order of elements along each axis in ``axis``.")
+    doc="Reverse the order of elements along each axis in ``axis``.", name_errors=True)
 
 
 

@@ -12,10 +12,11 @@ from ..._core.attr_fields import Int, Optional, Shape
 from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, Entry, build_shape, reshape_to
+from ..registry import define
 from .reshape import (
     prod,
 )
-from .rules import LIKE_TYPES, check, define, one_output, out_list
+from .rules import LIKE_TYPES, check, one_output, out_list
 from .slicing import slice_rows
 
 __all__ = []
@@ -38,7 +39,7 @@ def _tile(p, x):
 
 
 define("tile", _tile, one_output(_tile_shape), params={"reps": Shape()}, sized_by_attrs=True,
-    doc="Repeat the whole array ``reps`` times per dim (numpy.tile).")
+    doc="Repeat the whole array ``reps`` times per dim (numpy.tile).", name_errors=True)
 
 
 def _repeat_axis(p, ndim: int) -> int | None:
@@ -64,7 +65,8 @@ def _repeat(p, x):
 
 define("repeat", _repeat, one_output(_repeat_shape),
        params={"repeats": Int(), "axis": Optional(Int())}, sized_by_attrs=True,
-    doc="Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array).")
+    doc="Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array).",
+    name_errors=True)
 
 
 def _broadcast_to_shape(p, s):
@@ -87,7 +89,7 @@ def _broadcast(shape_fn: Callable) -> Callable:
 
 define("broadcast_to", _broadcast(_broadcast_to_shape), one_output(_broadcast_to_shape),
     params={"shape": Shape(())}, sized_by_attrs=True,
-    doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).")
+    doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).", name_errors=True)
 
 
 def _broadcast_like_shape(p, ls: tuple, rs: tuple) -> tuple:
@@ -117,7 +119,7 @@ define("broadcast_like", _broadcast(_broadcast_like_shape), _broadcast_like_rule
     inputs=("lhs", "rhs"), infer_type=LIKE_TYPES,
     params={"lhs_axes": Optional(Shape()), "rhs_axes": Optional(Shape())},
     doc="Broadcast ``lhs`` to ``rhs``'s shape, or only ``lhs_axes`` to the sizes of "
-        "``rhs_axes``.")
+        "``rhs_axes``.", name_errors=True)
 
 
 def _broadcast_axis_shape(p, s):
@@ -135,7 +137,7 @@ def _broadcast_axis_shape(p, s):
 define("broadcast_axis", _broadcast(_broadcast_axis_shape), one_output(_broadcast_axis_shape),
     params={"axis": Shape(()), "size": Shape(())}, aliases=("broadcast_axes",),
     sized_by_attrs=True,
-    doc="Broadcast the size-1 dims ``axis`` to ``size``.")
+    doc="Broadcast the size-1 dims ``axis`` to ``size``.", name_errors=True)
 
 
 

@@ -11,7 +11,8 @@ from ...errors import ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims
-from .rules import check, define, out_list
+from ..registry import define
+from .rules import check, out_list
 
 __all__ = []
 
@@ -46,7 +47,7 @@ def _concat(p, *xs):
 
 define("Concat", _concat, _concat_rule, variadic="num_args", aliases=("concat", "_sparse_concat"),
     params={"num_args": Int(), "dim": Int(1)},
-    doc="Join the inputs along ``dim``; every other dim must agree.")
+    doc="Join the inputs along ``dim``; every other dim must agree.", name_errors=True)
 
 
 def _stack_rule(p, ins):
@@ -66,7 +67,7 @@ def _stack(p, *xs):
 
 define("stack", _stack, _stack_rule, variadic="num_args",
     params={"axis": Int(0), "num_args": Int()},
-    doc="Join same-shape inputs along a new ``axis``.")
+    doc="Join same-shape inputs along a new ``axis``.", name_errors=True)
 
 
 def _sections(p, s: tuple) -> tuple[int, list[tuple[int, int]]]:
@@ -121,7 +122,7 @@ define("SliceChannel", _slice_channel, _slice_channel_rule, aliases=("split",),
     num_outputs=lambda p: p.num_outputs,
     output_names=lambda p: [f"output{i}" for i in range(p.num_outputs)],
     doc="Split ``data`` along ``axis`` into ``num_outputs`` equal parts; ``squeeze_axis`` "
-        "drops the split axis (its size must then equal ``num_outputs``).")
+        "drops the split axis (its size must then equal ``num_outputs``).", name_errors=True)
 
 
 def _v2_count(p) -> int:
@@ -175,7 +176,8 @@ define("_split_v2", _split_v2, _split_v2_rule,
             "sections": Int(0)},
     num_outputs=_v2_count,
     doc="Split along ``axis`` at the start ``indices`` (first one 0), or into ``sections`` "
-        "parts, the first ``size % sections`` one element longer (``mx.nd.split_v2``).")
+        "parts, the first ``size % sections`` one element longer (``mx.nd.split_v2``).",
+        name_errors=True)
 
 
 

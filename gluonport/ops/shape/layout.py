@@ -11,7 +11,8 @@ from ..._core.attr_fields import Int
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, reshape_to
-from .rules import check, define, one_output, out_list
+from ..registry import define
+from .rules import check, one_output, out_list
 
 __all__ = []
 
@@ -49,11 +50,12 @@ def _space_to_depth(p, x):
 
 define("depth_to_space", _depth_to_space, one_output(lambda p, s: _block(p, s, True)),
     params={"block_size": Int()},
-    doc="Move ``block_size x block_size`` blocks of channels into space (DCR order).")
+    doc="Move ``block_size x block_size`` blocks of channels into space (DCR order).",
+    name_errors=True)
 define("space_to_depth", _space_to_depth, one_output(lambda p, s: _block(p, s, False)),
     params={"block_size": Int()},
     doc="Move ``block_size x block_size`` spatial blocks into channels (inverse of "
-        "depth_to_space).")
+        "depth_to_space).", name_errors=True)
 
 
 

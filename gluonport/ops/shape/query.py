@@ -10,19 +10,21 @@ from ..._core.attr_fields import Float, Int, Optional, Str
 from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
+from ..registry import define
 from .reshape import (
     prod,
 )
-from .rules import check, define, one_output, out_list, types_from
+from .rules import check, one_output, out_list, types_from
 
 __all__ = []
 
 
 # --- shape queries and generators ------------------------------------------------------------
 define("shape_array", lambda p, x: np.array(x.shape, np.int64), one_output(lambda p, s: (len(s),)),
-    infer_type=types_from((), "int64"), doc="The input's shape as an int64 array.")
+    infer_type=types_from((), "int64"), doc="The input's shape as an int64 array.",
+    name_errors=True)
 define("size_array", lambda p, x: np.array([x.size], np.int64), one_output(lambda p, s: (1,)),
-    infer_type=types_from((), "int64"), doc="The input's size as an int64 array.")
+    infer_type=types_from((), "int64"), doc="The input's size as an int64 array.", name_errors=True)
 
 
 def _arange_like_shape(p, s):
@@ -47,7 +49,7 @@ define("_contrib_arange_like", _arange_like, one_output(_arange_like_shape),
     params={"start": Float(0.0), "step": Float(1.0), "repeat": Int(1), "ctx": Str(""),
             "axis": Optional(Int())},
     doc="``start + (i // repeat) * step`` shaped like the input (or its ``axis``), in the "
-        "input's dtype.")
+        "input's dtype.", name_errors=True)
 
 
 def _diag_shape(p, s):
@@ -74,7 +76,7 @@ def _diag(p, x):
 define("diag", _diag, one_output(_diag_shape),
        params={"k": Int(0), "axis1": Int(0), "axis2": Int(1)},
     doc="1-d input: a square matrix with it on diagonal ``k``; otherwise the ``k``-th "
-        "diagonal over ``axis1``/``axis2``, appended as the last dim.")
+        "diagonal over ``axis1``/``axis2``, appended as the last dim.", name_errors=True)
 
 
 

@@ -19,7 +19,8 @@ from ...errors import ShapeError
 from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import Dims, Entry, reshape_to
-from .rules import LIKE_TYPES, check, define, one_output, out_list
+from ..registry import define
+from .rules import LIKE_TYPES, check, one_output, out_list
 
 __all__ = ["infer_reshape", "reshape_target", "reshape_error", "check_size", "prod",
            "reshape_plan", "legacy_plan", "eval_plan"]
@@ -327,7 +328,7 @@ define("Reshape", _reshape, _reshape_rule, aliases=("reshape",), shape_needs_out
             "keep_highest": Bool(False)},
     doc="Reshape ``data`` to ``shape`` with MXNet's special codes 0, -1, -2, -3, -4 "
         "(see :func:`gluonport.ops.shape.infer_reshape`); ``reverse`` reads them right to "
-        "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.")
+        "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.", name_errors=True)
 
 
 def _like_range(ndim: int, begin, end, side: str) -> tuple[int, int]:
@@ -358,7 +359,7 @@ define("reshape_like", lambda p, a, b: a.reshape(_reshape_like_shape(p, a.shape,
     _reshape_like_rule, inputs=("lhs", "rhs"), infer_type=LIKE_TYPES,
     params={k: Optional(Int()) for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
     doc="Reshape ``lhs`` so that dims ``[lhs_begin, lhs_end)`` become ``rhs``'s dims "
-        "``[rhs_begin, rhs_end)`` (None: from the start / to the end).")
+        "``[rhs_begin, rhs_end)`` (None: from the start / to the end).", name_errors=True)
 
 
 def _flatten_shape(p, s):
@@ -369,7 +370,8 @@ def _flatten_shape(p, s):
 
 define("Flatten", lambda p, x: x.reshape(_flatten_shape(p, x.shape)).copy(),
        one_output(_flatten_shape),
-    aliases=("flatten",), doc="Collapse all dims but the first: ``(d0, d1*...*dk)``.")
+    aliases=("flatten",), doc="Collapse all dims but the first: ``(d0, d1*...*dk)``.",
+    name_errors=True)
 
 
 

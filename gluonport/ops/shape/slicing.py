@@ -7,7 +7,8 @@ from ..._core.attr_fields import REQUIRED, Int, Optional, Shape
 from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MAX, INT64_MIN, Dims
-from .rules import LIKE_TYPES, check, define, one_output, out_list
+from ..registry import define
+from .rules import LIKE_TYPES, check, one_output, out_list
 
 __all__ = ["slice_rows"]
 
@@ -41,7 +42,7 @@ _SLICE_PARAMS = {"begin": Shape(allow_none=True), "end": Shape(allow_none=True),
 define("slice", lambda p, x: x[tuple(_slices(p, x.shape))].copy(), one_output(_slice_shape),
     params=_SLICE_PARAMS, aliases=("crop", "_sparse_slice"),
     doc="Slice ``data[begin:end:step]`` per axis (None entries take Python's defaults; "
-        "negative steps allowed); axes past ``len(begin)`` are kept whole.")
+        "negative steps allowed); axes past ``len(begin)`` are kept whole.", name_errors=True)
 
 
 def _axis_range(p, s: tuple) -> tuple[int, int, int]:
@@ -70,7 +71,7 @@ def _slice_axis(p, x):
 define("slice_axis", _slice_axis, one_output(_slice_axis_shape),
     params={"axis": Int(), "begin": Int(), "end": Optional(Int(), default=REQUIRED)},
     doc="Slice ``[begin, end)`` along one ``axis`` (negative indices count from the end, "
-        "``end=None`` is the end); MXNet refuses an empty result.")
+        "``end=None`` is the end); MXNet refuses an empty result.", name_errors=True)
 
 
 def _slice_like_axes(p, ls: tuple, rs: tuple) -> list[int]:
@@ -106,7 +107,7 @@ define("slice_like", _slice_like,
                           _slice_like_shape(p, tuple(ins[0]), tuple(ins[1]))]),
     inputs=("data", "shape_like"), params={"axes": Shape(())}, infer_type=LIKE_TYPES,
     doc="Slice ``data[0:n]`` on ``axes`` (all axes when empty) to the sizes of "
-        "``shape_like``.")
+        "``shape_like``.", name_errors=True)
 
 
 

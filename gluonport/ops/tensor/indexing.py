@@ -31,7 +31,8 @@ from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
-from ..shape.rules import check, define, types_from
+from ..registry import define
+from ..shape.rules import check, types_from
 
 __all__: list[str] = []
 
@@ -77,7 +78,7 @@ define("take", _take,
     inputs=("a", "indices"), infer_type=types_from((0,)),
     params={"axis": Int(0), "mode": Enum(("clip", "raise", "wrap"), "clip")},
     doc="Take slices of ``a`` along ``axis`` at ``indices``; out-of-range indices are "
-        "clipped, wrapped or refused by ``mode``.")
+        "clipped, wrapped or refused by ``mode``.", name_errors=True)
 
 
 def _pick_axis(p, ndim: int) -> int:
@@ -111,7 +112,7 @@ define("pick", _pick, _pick_rule, inputs=("data", "index"), infer_type=types_fro
     params={"axis": Optional(Int(), default=-1), "keepdims": Bool(False),
             "mode": Enum(("clip", "wrap"), "clip")},
     aliases=("choose_element_0index",),
-    doc="Pick one element per position along ``axis`` at ``index``.")
+    doc="Pick one element per position along ``axis`` at ``index``.", name_errors=True)
 
 
 def _batch_take_rule(p, ins):
@@ -138,7 +139,8 @@ def _batch_take_types(p, in_types):
 
 define("batch_take", _batch_take, _batch_take_rule, inputs=("a", "indices"),
     infer_type=_batch_take_types,
-    doc="``out[i] = a[i, indices[i]]`` with indices clipped (deprecated in MXNet for pick).")
+    doc="``out[i] = a[i, indices[i]]`` with indices clipped (deprecated in MXNet for pick).",
+    name_errors=True)
 
 
 # --- Embedding / one_hot ---------------------------------------------------------------------
@@ -171,7 +173,7 @@ define("Embedding", _embedding, _embedding_rule, inputs=("data", "weight"),
     params={"input_dim": Int(), "output_dim": Int(), "dtype": DType("float32", choices=_DTYPES),
             "sparse_grad": Bool(False)},
     doc="Look up rows of ``weight`` (input_dim, output_dim) at the (clipped) indices "
-        "``data``; the output adds a last dim of size output_dim.")
+        "``data``; the output adds a last dim of size output_dim.", name_errors=True)
 
 
 def _one_hot(p, indices):
@@ -191,7 +193,7 @@ define("one_hot", _one_hot,
     params={"depth": Int(), "on_value": Float(1.0), "off_value": Float(0.0),
             "dtype": DType("float32", choices=_DTYPES)},
     doc="One-hot rows of length ``depth`` (``on_value`` at the index, ``off_value`` "
-        "elsewhere, all off for an out-of-range index), in ``dtype``.")
+        "elsewhere, all off for an out-of-range index), in ``dtype``.", name_errors=True)
 
 
 # --- where -----------------------------------------------------------------------------------
@@ -221,7 +223,7 @@ def _where(p, cond, x, y):
 define("where", _where, _where_rule, inputs=("condition", "x", "y"),
     infer_type=types_from((1, 2)), aliases=("_sparse_where",),
     doc="``x`` where ``condition`` is non-zero, else ``y``; a 1-d condition selects whole "
-        "rows.")
+        "rows.", name_errors=True)
 
 
 # --- gather / scatter ------------------------------------------------------------------------
@@ -255,7 +257,7 @@ def _gather_nd(p, data, indices):
 define("gather_nd", _gather_nd, _gather_rule, inputs=("data", "indices"),
     infer_type=types_from((0,)),
     doc="``out[y...] = data[indices[0, y...], ..., indices[M-1, y...]]`` (negative indices "
-        "count from the end).")
+        "count from the end).", name_errors=True)
 
 
 def _scatter_rule(p, ins):
@@ -289,7 +291,8 @@ def _scatter_nd(p, data, indices):
 
 define("scatter_nd", _scatter_nd, _scatter_rule, inputs=("data", "indices"),
     params={"shape": Shape()}, infer_type=types_from((0,)),
-    doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of gather_nd).")
+    doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of gather_nd).",
+    name_errors=True)
 
 
 # --- masks and copies ------------------------------------------------------------------------
@@ -310,7 +313,7 @@ def _boolean_mask(p, data, index):
 define("_contrib_boolean_mask", _boolean_mask, _mask_rule, inputs=("data", "index"),
     params={"axis": Int(0)}, infer_type=types_from((0,)),
     doc="The rows of ``data`` whose ``index`` entry is non-zero (output size depends on "
-        "the values, so shape inference leaves the first dim unknown).")
+        "the values, so shape inference leaves the first dim unknown).", name_errors=True)
 
 
 def _index_copy_rule(p, ins):
@@ -335,7 +338,8 @@ def _index_copy(p, old, index, new):
 
 define("_contrib_index_copy", _index_copy, _index_copy_rule,
     inputs=("old_tensor", "index_vector", "new_tensor"), infer_type=types_from((0, 2)),
-    doc="A copy of ``old_tensor`` whose rows ``index_vector`` are replaced by ``new_tensor``.")
+    doc="A copy of ``old_tensor`` whose rows ``index_vector`` are replaced by ``new_tensor``.",
+    name_errors=True)
 
 
 def _index_axes(p, ndim: int) -> list[int]:
@@ -354,7 +358,7 @@ define("_contrib_index_array", _index_array,
                           tuple(ins[0]) + (len(_index_axes(p, len(ins[0]))),)]),
     params={"axes": Optional(Shape())}, infer_type=types_from((), "int64"),
     doc="Each element's index (along ``axes``, default all) as an int64 array of shape "
-        "``data.shape + (len(axes),)``.")
+        "``data.shape + (len(axes),)``.", name_errors=True)
 
 
 # --- legacy NDArray functions: _onehot_encode / fill_element_0index ------------------------------
@@ -382,7 +386,7 @@ def _onehot_rule(p, ins):
 
 define("_onehot_encode", _onehot_encode, _onehot_rule, inputs=("lhs", "rhs"),
        doc="Legacy ``onehot_encode(indices, out)``: rows of ``out``'s shape with 1 at each "
-           "(truncated) index, all 0 for an out-of-range index (float32 only).")
+           "(truncated) index, all 0 for an out-of-range index (float32 only).", name_errors=True)
 
 
 def _fill_element(p, lhs, mhs, rhs):
@@ -408,7 +412,7 @@ def _fill_rule(p, ins):
 
 define("fill_element_0index", _fill_element, _fill_rule, inputs=("lhs", "mhs", "rhs"),
        doc="A copy of ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` per row (truncated indices; an "
-           "out-of-range index leaves its row unchanged; float32 only).")
+           "out-of-range index leaves its row unchanged; float32 only).", name_errors=True)
 
 
 # --- ravel_multi_index / unravel_index -------------------------------------------------------
@@ -470,10 +474,11 @@ _RAVEL_PARAMS = {"shape": Optional(Shape())}
 define("_ravel_multi_index", _ravel, _ravel_rule, params=_RAVEL_PARAMS,
        aliases=("ravel_multi_index",),
        doc="Flat indices of the (len(shape), N) multi-indices into an array of ``shape`` (row "
-           "major; out-of-range coordinates are not checked, as in MXNet).")
+           "major; out-of-range coordinates are not checked, as in MXNet).", name_errors=True)
 define("_unravel_index", _unravel, _unravel_rule, params=_RAVEL_PARAMS,
        aliases=("unravel_index",),
-       doc="(len(shape), N) multi-indices of flat (truncated) indices into ``shape``.")
+       doc="(len(shape), N) multi-indices of flat (truncated) indices into ``shape``.",
+       name_errors=True)
 
 
 # --- ONNX export -----------------------------------------------------------------------------

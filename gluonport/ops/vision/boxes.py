@@ -1,5 +1,6 @@
 """Helpers the bounding-box, SSD and ROI op files share (a documented interface, see
-``__all__``): shape-checked registration (:func:`op_def`), greedy NMS, the float32-only rule,
+``__all__``; they register with ``registry.define(...,
+check_shapes=True)``): greedy NMS, the float32-only rule,
 and the ONNX builders of the NMS lowering (:func:`nms_keep`, :func:`selected_mask`,
 :func:`top_scores`, :func:`gather_rows`...).
 
@@ -9,7 +10,6 @@ over every pair.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -18,10 +18,9 @@ from ..._core import dtypes
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext
-from ..registry import OpDef, register
 
-__all__ = ["as_f32", "corner_boxes", "float32_only", "greedy_nms", "last_dim", "op_def",
-           "require_float32", "shape_checked", "box_area", "intersection", "min_ndim", "FORMATS",
+__all__ = ["as_f32", "corner_boxes", "float32_only", "greedy_nms", "last_dim",
+           "require_float32", "box_area", "intersection", "min_ndim", "FORMATS",
            "nms_keep", "selected_mask", "order_kept", "top_scores", "gather_rows", "take_rows",
            "work_dtype", "scalar", "column", "columns", "cast", "unsqueeze", "as_tensor",
            "onnx_type", "LOWEST"]
@@ -31,23 +30,6 @@ FORMATS = ("corner", "center")
 
 
 # --- shared helpers --------------------------------------------------------------------------
-def op_def(name: str, *, compute: Callable, infer_shape: Callable, **kwargs) -> OpDef:
-    """Register an op whose compute first runs its shape rule (see :func:`shape_checked`)."""
-    return register(OpDef(name, compute=shape_checked(infer_shape, compute),
-                          infer_shape=infer_shape, **kwargs))
-
-
-def shape_checked(rule: Callable, fn: Callable) -> Callable:
-    """``fn`` after the op's shape rule has vetted the actual input shapes, so an imperative
-    call fails with the same :class:`ShapeError`/:class:`OpAttributeError` as inference
-    (MXNet infers shapes before every imperative call) instead of deep inside numpy."""
-    @functools.wraps(fn)
-    def compute(p, *arrays):
-        rule(p, [a.shape for a in arrays])
-        return fn(p, *arrays)
-    return compute
-
-
 def greedy_nms(n: int, suppress: Callable[[int, np.ndarray], np.ndarray],
                max_keep: int | None = None) -> np.ndarray:
     """Greedy non-maximum suppression over ``n`` boxes already in priority order.

@@ -12,7 +12,7 @@ from ...errors import ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
-from .boxes import op_def
+from ..registry import define
 
 __all__: list[str] = []
 
@@ -74,13 +74,13 @@ def _correlation(p, data1, data2):
     return out, tmps[0], tmps[1]
 
 
-op_def(
+define(
     "Correlation",
     params={"kernel_size": Int(1), "max_displacement": Int(1), "stride1": Int(1),
             "stride2": Int(1), "pad_size": Int(0), "is_multiply": Bool(True)},
     compute=_correlation, inputs=("data1", "data2"), infer_shape=_corr_shape, num_outputs=3,
     num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
-    doc="FlowNet correlation between patches of two feature maps.")
+    doc="FlowNet correlation between patches of two feature maps.", check_shapes=True)
 
 
 # --- Correlation -----------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims
+from ..registry import define
 from .boxes import (
     FORMATS,
     as_f32,
@@ -60,7 +61,6 @@ from .boxes import (
     min_ndim,
     nms_keep,
     onnx_type,
-    op_def,
     order_kept,
     scalar,
     take_rows,
@@ -166,7 +166,7 @@ def _box_nms(p, data):
     return out.reshape(shape), record.reshape(shape[:-1] + (1,))
 
 
-op_def(
+define(
     "_contrib_box_nms",
     params={"overlap_thresh": Float(0.5), "valid_thresh": Float(0.0), "topk": Int(-1),
             "coord_start": Int(2), "score_index": Int(1), "id_index": Int(-1),
@@ -174,7 +174,8 @@ op_def(
             "in_format": Enum(FORMATS, "corner"), "out_format": Enum(FORMATS, "corner")},
     compute=_box_nms, infer_shape=_nms_shape, num_outputs=2, num_visible_outputs=1,
     aliases=("_contrib_box_non_maximum_suppression",),
-    doc="Non-maximum suppression of ``[..., N, W]`` box rows; suppressed rows become -1.")
+    doc="Non-maximum suppression of ``[..., N, W]`` box rows; suppressed rows become -1.",
+    check_shapes=True)
 
 
 # --- box_iou ---------------------------------------------------------------------------------
@@ -198,10 +199,10 @@ def _box_iou(p, lhs, rhs):
     return iou.astype(lhs.dtype, copy=False).reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
 
-op_def(
+define(
     "_contrib_box_iou", params={"format": Enum(FORMATS, "corner")},
     compute=_box_iou, inputs=("lhs", "rhs"), infer_shape=_iou_shape,
-    doc="Pairwise IoU of ``lhs [..., 4]`` and ``rhs [..., 4]`` boxes.")
+    doc="Pairwise IoU of ``lhs [..., 4]`` and ``rhs [..., 4]`` boxes.", check_shapes=True)
 
 
 # --- bipartite_matching ----------------------------------------------------------------------
@@ -251,14 +252,14 @@ def _bipartite_matching(p, data):
             col_out.reshape(data.shape[:-2] + (cols,)))
 
 
-op_def(
+define(
     "_contrib_bipartite_matching",
     params={"is_ascend": Bool(False), "threshold": Float(), "topk": Int(-1)},
     compute=_bipartite_matching, infer_shape=_matching_shape, num_outputs=2,
     no_onnx="a sequential greedy matching (each accepted pair removes its row and column "
             "before the next pick) with no ONNX operator to express it short of a Loop; it "
             "builds training targets (SSD), not inference outputs",
-    doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.")
+    doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.", check_shapes=True)
 
 
 # --- box_encode / box_decode -----------------------------------------------------------------
@@ -308,11 +309,11 @@ def _box_encode(p, samples, matches, anchors, refs, means, stds):
             mask.astype(dt))
 
 
-op_def(
+define(
     "_contrib_box_encode", params={}, compute=_box_encode,
     inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
     infer_shape=_encode_shape, num_outputs=2,
-    doc="Encode matched reference boxes against anchors: (targets, masks).")
+    doc="Encode matched reference boxes against anchors: (targets, masks).", check_shapes=True)
 
 
 def _decode_shape(p, in_shapes):
@@ -349,12 +350,13 @@ def _box_decode(p, data, anchors):
     return np.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1).astype(dt)
 
 
-op_def(
+define(
     "_contrib_box_decode",
     params={"std0": Float(1.0), "std1": Float(1.0), "std2": Float(1.0), "std3": Float(1.0),
             "clip": Float(-1.0), "format": Enum(FORMATS, "center")},
     compute=_box_decode, inputs=("data", "anchors"), infer_shape=_decode_shape,
-    doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.")
+    doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.",
+    check_shapes=True)
 
 
 # --- box_nms ---------------------------------------------------------------------------------

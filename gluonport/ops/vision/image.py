@@ -60,7 +60,7 @@ from ..._core.rng import generator
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering
-from ..registry import OpDef, register
+from ..registry import define
 
 __all__ = ["to_tensor", "normalize", "resize", "resize_size", "crop", "flip", "random_flip",
            "uniform", "saturate", "adjust_brightness", "adjust_contrast", "adjust_saturation",
@@ -400,13 +400,6 @@ def random_color_jitter(data: np.ndarray, brightness: float, contrast: float,
 
 
 # --- registration --------------------------------------------------------------------------------
-def _reg(name: str, params: dict, compute, infer_shape, doc: str, **kw: Any) -> OpDef:
-    """Register ``_image_<name>`` with MXNet's ``_npx__image_<name>`` alias."""
-    return register(OpDef(f"_image_{name}", params=params, compute=compute,
-                          infer_shape=infer_shape, aliases=(f"_npx__image_{name}",), doc=doc,
-                          **kw))
-
-
 def _factors(p) -> tuple[float, float]:
     """``min_factor``/``max_factor``, which MXNet bounds below by 0."""
     for key in ("min_factor", "max_factor"):
@@ -428,53 +421,95 @@ def _random_rule(name: str):
 _NO_ONNX_RANDOM = ("a random training-time augmentation (a fresh draw on every call), left "
                    "out of inference exports; the deterministic image ops export")
 
-_reg("to_tensor", {}, lambda p, x: to_tensor(x), _to_tensor_rule,
-     "HWC/NHWC in [0, 255] to float32 CHW/NCHW in [0, 1].",
-     infer_type=lambda p, t: (t, [np.dtype(_F32)]))
-_reg("normalize", {"mean": FloatTuple((0.0, 0.0, 0.0, 0.0)),
-                   "std": FloatTuple((1.0, 1.0, 1.0, 1.0))},
-     lambda p, x: normalize(x, p.mean, p.std), _normalize_rule,
-     "(x - mean[c]) / std[c] over CHW/NCHW with 1 or 3 channels.")
-_reg("resize", {"size": Shape(()), "keep_ratio": Bool(False), "interp": Int(1)},
-     lambda p, x: resize(x, p.size, p.keep_ratio, p.interp), _resize_rule,
-     "OpenCV resize of HWC/NHWC images to (width, height) or one edge.", sized_by_attrs=True,
-     no_onnx="OpenCV's resize rounds uint8 in fixed point (11-bit weights, shifts) and has "
-             "its own border and area rules, which ONNX Resize does not reproduce")
-_reg("crop", {"x": Int(), "y": Int(), "width": Int(), "height": Int()},
-     lambda p, x: crop(x, p.x, p.y, p.width, p.height), _crop_rule,
-     "A width x height window at (x, y) of HWC/NHWC images.")
-_reg("flip_left_right", {}, lambda p, x: flip(x, 1, "image.flip_left_right"),
-     _image_rule("image.flip_left_right"), "Mirror an HWC image left to right.")
-_reg("flip_top_bottom", {}, lambda p, x: flip(x, 0, "image.flip_top_bottom"),
-     _image_rule("image.flip_top_bottom"), "Mirror an HWC image top to bottom.")
-_reg("random_flip_left_right", {}, lambda p, x: random_flip(x, 1, "image.random_flip_left_right"),
-     _image_rule("image.random_flip_left_right"), "flip_left_right with probability 1/2.",
-     no_onnx=_NO_ONNX_RANDOM)
-_reg("random_flip_top_bottom", {}, lambda p, x: random_flip(x, 0, "image.random_flip_top_bottom"),
-     _image_rule("image.random_flip_top_bottom"), "flip_top_bottom with probability 1/2.",
-     no_onnx=_NO_ONNX_RANDOM)
+define("_image_to_tensor",
+       lambda p, x: to_tensor(x),
+       _to_tensor_rule,
+       params={},
+       doc="HWC/NHWC in [0, 255] to float32 CHW/NCHW in [0, 1].",
+       aliases=("_npx__image_to_tensor",),
+       infer_type=lambda p, t: (t, [np.dtype(_F32)]))
+define("_image_normalize",
+       lambda p, x: normalize(x, p.mean, p.std),
+       _normalize_rule,
+       params={"mean": FloatTuple((0.0, 0.0, 0.0, 0.0)),
+               "std": FloatTuple((1.0, 1.0, 1.0, 1.0))},
+       doc="(x - mean[c]) / std[c] over CHW/NCHW with 1 or 3 channels.",
+       aliases=("_npx__image_normalize",))
+define("_image_resize",
+       lambda p, x: resize(x, p.size, p.keep_ratio, p.interp),
+       _resize_rule,
+       params={"size": Shape(()), "keep_ratio": Bool(False), "interp": Int(1)},
+       doc="OpenCV resize of HWC/NHWC images to (width, height) or one edge.",
+       aliases=("_npx__image_resize",),
+       sized_by_attrs=True,
+       no_onnx="OpenCV's resize rounds uint8 in fixed point (11-bit weights, shifts) and has "
+               "its own border and area rules, which ONNX Resize does not reproduce")
+define("_image_crop",
+       lambda p, x: crop(x, p.x, p.y, p.width, p.height),
+       _crop_rule,
+       params={"x": Int(), "y": Int(), "width": Int(), "height": Int()},
+       doc="A width x height window at (x, y) of HWC/NHWC images.",
+       aliases=("_npx__image_crop",))
+define("_image_flip_left_right",
+       lambda p, x: flip(x, 1, "image.flip_left_right"),
+       _image_rule("image.flip_left_right"),
+       params={},
+       doc="Mirror an HWC image left to right.",
+       aliases=("_npx__image_flip_left_right",))
+define("_image_flip_top_bottom",
+       lambda p, x: flip(x, 0, "image.flip_top_bottom"),
+       _image_rule("image.flip_top_bottom"),
+       params={},
+       doc="Mirror an HWC image top to bottom.",
+       aliases=("_npx__image_flip_top_bottom",))
+define("_image_random_flip_left_right",
+       lambda p, x: random_flip(x, 1, "image.random_flip_left_right"),
+       _image_rule("image.random_flip_left_right"),
+       params={},
+       doc="flip_left_right with probability 1/2.",
+       aliases=("_npx__image_random_flip_left_right",),
+       no_onnx=_NO_ONNX_RANDOM)
+define("_image_random_flip_top_bottom",
+       lambda p, x: random_flip(x, 0, "image.random_flip_top_bottom"),
+       _image_rule("image.random_flip_top_bottom"),
+       params={},
+       doc="flip_top_bottom with probability 1/2.",
+       aliases=("_npx__image_random_flip_top_bottom",),
+       no_onnx=_NO_ONNX_RANDOM)
 
 _FACTORS = {"min_factor": Float(), "max_factor": Float()}
 for _name, _adjust in (("brightness", adjust_brightness), ("contrast", adjust_contrast),
                        ("saturation", adjust_saturation), ("hue", adjust_hue)):
-    _reg(f"random_{_name}", _FACTORS,
-         lambda p, x, _adjust=_adjust: _adjust(x, uniform(*_factors(p))),
-         _random_rule(f"image.random_{_name}"),
-         f"Adjust the {_name} of an HWC image by a factor drawn from [min_factor, max_factor).",
-         no_onnx=_NO_ONNX_RANDOM)
+    define(f"_image_random_{_name}",
+           lambda p, x, _adjust=_adjust: _adjust(x, uniform(*_factors(p))),
+           _random_rule(f"image.random_{_name}"),
+           params=_FACTORS,
+           doc=f"Adjust the {_name} of an HWC image by a factor drawn from "
+               "[min_factor, max_factor).",
+           aliases=(f"_npx__image_random_{_name}",),
+           no_onnx=_NO_ONNX_RANDOM)
 
-_reg("random_color_jitter", {"brightness": Float(), "contrast": Float(), "saturation": Float(),
-                             "hue": Float()},
-     lambda p, x: random_color_jitter(x, p.brightness, p.contrast, p.saturation, p.hue),
-     _image_rule("image.random_color_jitter"),
-     "Brightness, contrast, saturation and hue jitter in a random order.",
-     no_onnx=_NO_ONNX_RANDOM)
-_reg("adjust_lighting", {"alpha": FloatTuple()}, lambda p, x: adjust_lighting(x, p.alpha),
-     _image_rule("image.adjust_lighting"), "AlexNet-style PCA lighting with given alphas.")
-_reg("random_lighting", {"alpha_std": Float(0.05)},
-     lambda p, x: random_lighting(x, p.alpha_std), _image_rule("image.random_lighting"),
-     "AlexNet-style PCA lighting noise, alphas drawn from N(0, alpha_std).",
-     no_onnx=_NO_ONNX_RANDOM)
+define("_image_random_color_jitter",
+       lambda p, x: random_color_jitter(x, p.brightness, p.contrast, p.saturation, p.hue),
+       _image_rule("image.random_color_jitter"),
+       params={"brightness": Float(), "contrast": Float(), "saturation": Float(),
+               "hue": Float()},
+       doc="Brightness, contrast, saturation and hue jitter in a random order.",
+       aliases=("_npx__image_random_color_jitter",),
+       no_onnx=_NO_ONNX_RANDOM)
+define("_image_adjust_lighting",
+       lambda p, x: adjust_lighting(x, p.alpha),
+       _image_rule("image.adjust_lighting"),
+       params={"alpha": FloatTuple()},
+       doc="AlexNet-style PCA lighting with given alphas.",
+       aliases=("_npx__image_adjust_lighting",))
+define("_image_random_lighting",
+       lambda p, x: random_lighting(x, p.alpha_std),
+       _image_rule("image.random_lighting"),
+       params={"alpha_std": Float(0.05)},
+       doc="AlexNet-style PCA lighting noise, alphas drawn from N(0, alpha_std).",
+       aliases=("_npx__image_random_lighting",),
+       no_onnx=_NO_ONNX_RANDOM)
 
 
 # --- ONNX lowerings ---------------------------------------------------------------------------

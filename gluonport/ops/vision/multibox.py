@@ -20,6 +20,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
+from ..registry import define
 from .boxes import (
     as_f32,
     columns,
@@ -28,7 +29,6 @@ from .boxes import (
     greedy_nms,
     last_dim,
     nms_keep,
-    op_def,
     require_float32,
     top_scores,
     unsqueeze,
@@ -104,13 +104,13 @@ def _multibox_prior(p, data):
     return out.reshape(1, -1, 4).astype(data.dtype)
 
 
-op_def(
+define(
     "_contrib_MultiBoxPrior",
     params={"sizes": FloatTuple((1.0,)), "ratios": FloatTuple((1.0,)), "clip": Bool(False),
             "steps": FloatTuple((-1.0, -1.0)), "offsets": FloatTuple((0.5, 0.5))},
     compute=_multibox_prior, infer_shape=_prior_shape,
     infer_type=float32_only("MultiBoxPrior"), aliases=("_npx_multibox_prior",),
-    doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.")
+    doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.", check_shapes=True)
 
 
 # --- MultiBoxDetection -----------------------------------------------------------------------
@@ -209,7 +209,7 @@ def _multibox_detection(p, cls_prob, loc_pred, anchor):
     return out
 
 
-op_def(
+define(
     "_contrib_MultiBoxDetection",
     params={"clip": Bool(True), "threshold": Float(0.01), "background_id": Int(0),
             "nms_threshold": Float(0.5), "force_suppress": Bool(False),
@@ -217,7 +217,8 @@ op_def(
     compute=_multibox_detection, inputs=("cls_prob", "loc_pred", "anchor"),
     infer_shape=_detection_shape, infer_type=float32_only("MultiBoxDetection"),
     aliases=("_npx_multibox_detection",),
-    doc="SSD detection output ``(B, A, 6)`` rows ``[id, score, xmin, ymin, xmax, ymax]``.")
+    doc="SSD detection output ``(B, A, 6)`` rows ``[id, score, xmin, ymin, xmax, ymax]``.",
+    check_shapes=True)
 
 
 # --- MultiBoxTarget --------------------------------------------------------------------------
@@ -347,7 +348,7 @@ def _multibox_target(p, anchor, label, cls_pred):
     return loc.reshape(batch, -1), mask.reshape(batch, -1), cls
 
 
-op_def(
+define(
     "_contrib_MultiBoxTarget",
     params={"overlap_threshold": Float(0.5), "ignore_label": Float(-1.0),
             "negative_mining_ratio": Float(-1.0), "negative_mining_thresh": Float(0.5),
@@ -357,7 +358,7 @@ op_def(
     output_names=("loc_target", "loc_mask", "cls_target"), aliases=("_npx_multibox_target",),
     no_onnx="training-target generation (greedy per-ground-truth anchor matching and hard "
             "negative mining, both sequential); inference graphs do not contain it",
-    doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.")
+    doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.", check_shapes=True)
 
 
 # --- ONNX export -----------------------------------------------------------------------------

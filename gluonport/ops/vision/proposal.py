@@ -21,11 +21,11 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
+from ..registry import define
 from .boxes import (
     float32_only,
     gather_rows,
     greedy_nms,
-    op_def,
     require_float32,
     selected_mask,
     unsqueeze,
@@ -181,14 +181,15 @@ def _proposal_shape_rule(per_image: bool):
 
 for _name, _fn, _per_image in (("_contrib_Proposal", _proposal, False),
                                ("_contrib_MultiProposal", _multi_proposal, True)):
-    op_def(
+    define(
         _name, params=_PROPOSAL_PARAMS, compute=_fn,
         inputs=("cls_prob", "bbox_pred", "im_info"),
         infer_shape=_proposal_shape_rule(_per_image), num_outputs=2,
         infer_type=float32_only(_name[len("_contrib_"):], 2),
         num_visible_outputs=lambda p: 2 if p.output_score else 1,
         output_names=("output", "score"),
-        doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).")
+        doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).",
+        check_shapes=True)
 
 
 # --- Proposal / MultiProposal ----------------------------------------------------------------

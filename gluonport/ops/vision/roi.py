@@ -37,9 +37,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims
-from .boxes import (
-    op_def,
-)
+from ..registry import define
 
 __all__ = ["i64"]
 
@@ -155,12 +153,13 @@ def _roi_pooling_type(p, in_types):
     return [dt, dt], [dt, np.dtype(np.int32)]
 
 
-op_def(
+define(
     "ROIPooling", params={"pooled_size": Shape(), "spatial_scale": Float()},
     compute=_roi_pooling, inputs=("data", "rois"), infer_shape=_roi_pooling_shape,
     infer_type=_roi_pooling_type, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "maxidx"), aliases=("_npx_roi_pooling",),
-    doc="Max pooling of each ROI ``[batch, x1, y1, x2, y2]`` into ``pooled_size`` bins.")
+    doc="Max pooling of each ROI ``[batch, x1, y1, x2, y2]`` into ``pooled_size`` bins.",
+    check_shapes=True)
 
 
 # --- ROIAlign --------------------------------------------------------------------------------
@@ -261,12 +260,13 @@ def _roi_align_shape(p, in_shapes):
     return ins, [out]
 
 
-op_def(
+define(
     "_contrib_ROIAlign",
     params={"pooled_size": Shape(), "spatial_scale": Float(), "sample_ratio": Int(-1),
             "position_sensitive": Bool(False), "aligned": Bool(False)},
     compute=_roi_align, inputs=("data", "rois"), infer_shape=_roi_align_shape,
-    doc="ROIAlign (Mask R-CNN): bilinear average pooling of each ROI into ``pooled_size``.")
+    doc="ROIAlign (Mask R-CNN): bilinear average pooling of each ROI into ``pooled_size``.",
+    check_shapes=True)
 
 
 # --- PSROIPooling ----------------------------------------------------------------------------
@@ -325,12 +325,12 @@ def _psroi_shape(p, in_shapes):
     return ins, [out]
 
 
-op_def(
+define(
     "_contrib_PSROIPooling",
     params={"spatial_scale": Float(), "output_dim": Int(), "pooled_size": Int(),
             "group_size": Int(0)},
     compute=_psroi_pooling, inputs=("data", "rois"), infer_shape=_psroi_shape,
-    doc="Position-sensitive ROI average pooling (R-FCN).")
+    doc="Position-sensitive ROI average pooling (R-FCN).", check_shapes=True)
 
 
 def i64(ctx: LoweringContext, value, hint: str = "i") -> str:

@@ -16,7 +16,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, const_as, deliver, lowering
 from ..lowering.dims import Dims
-from .boxes import op_def
+from ..registry import define
 
 __all__ = ["bilinear_sample", "affine_grid_dst"]
 
@@ -64,11 +64,11 @@ def _sampler_shape(p, in_shapes):
     return in_shapes, [(data[0], data[1], grid[2], grid[3]), (grid[0], grid[2], grid[3], 2)]
 
 
-op_def(
+define(
     "BilinearSampler", params={"cudnn_off": Optional(Bool())}, compute=_sampler,
     inputs=("data", "grid"), infer_shape=_sampler_shape, num_outputs=2,
     num_visible_outputs=1, output_names=("output", "tmp"),
-    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.")
+    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.", check_shapes=True)
 
 
 def affine_grid_dst(height: int, width: int, dtype) -> np.ndarray:
@@ -117,12 +117,12 @@ def _grid_shape(p, in_shapes):
     return in_shapes, [tuple(data), (2, data[2], data[3])]
 
 
-op_def(
+define(
     "GridGenerator",
     params={"transform_type": Enum(("affine", "warp")), "target_shape": Shape((0, 0))},
     compute=_grid_generator, infer_shape=_grid_shape, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "grid_dst"),
-    doc="Sampling grid from an affine matrix or an optical-flow field.")
+    doc="Sampling grid from an affine matrix or an optical-flow field.", check_shapes=True)
 
 
 def _stn_dst(h: int, w: int, dtype) -> np.ndarray:
@@ -154,13 +154,13 @@ def _stn_shape(p, in_shapes):
     return [data, loc], [(data[0], data[1], h, w), (3, h * w), (data[0], 2, h * w)]
 
 
-op_def(
+define(
     "SpatialTransformer",
     params={"target_shape": Shape((0, 0)), "transform_type": Enum(("affine",)),
             "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
     compute=_spatial_transformer, inputs=("data", "loc"), infer_shape=_stn_shape,
     num_outputs=3, num_visible_outputs=1, output_names=("output", "grid_dst", "grid_src"),
-    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.")
+    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.", check_shapes=True)
 
 
 # --- grids and bilinear sampling -------------------------------------------------------------
