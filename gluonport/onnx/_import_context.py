@@ -29,7 +29,7 @@ from ..symbol import Symbol
 from ..symbol.symbol import invoke, var
 
 __all__ = ["importer", "Handler", "handlers_for", "select_handler", "Value", "ImportContext",
-           "REVIEWED_OPSET", "unsupported"]
+           "REVIEWED_OPSET", "unsupported", "op_version"]
 
 REVIEWED_OPSET = 28
 """The newest default-domain opset whose op versions the handlers were written against

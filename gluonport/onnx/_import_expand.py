@@ -26,7 +26,7 @@ import onnx
 from ._import_context import op_version, select_handler
 from ._import_load import infer_value_info
 
-__all__ = ["expand_functions", "expansion_problems"]
+__all__ = ["expand_functions", "expansion_problems", "rename_graph"]
 
 _MAX_ROUNDS = 8  # shape-inference rounds (one per level of context-dependent nesting)
 _MAX_DEPTH = 16  # nesting of plain function bodies within one round
@@ -201,20 +201,20 @@ def _set_attrs(node: onnx.NodeProto, attrs: dict[str, onnx.AttributeProto],
         if a.type == onnx.AttributeProto.GRAPH:
             new = onnx.AttributeProto()
             new.CopyFrom(a)
-            _rename_graph(new.g, attrs, outer)
+            rename_graph(new.g, attrs, outer)
             a = new
         elif a.type == onnx.AttributeProto.GRAPHS:
             new = onnx.AttributeProto()
             new.CopyFrom(a)
             for g in new.graphs:
-                _rename_graph(g, attrs, outer)
+                rename_graph(g, attrs, outer)
             a = new
         kept.append(a)
     del node.attribute[:]
     node.attribute.extend(kept)
 
 
-def _rename_graph(g: onnx.GraphProto, attrs: dict[str, onnx.AttributeProto],
+def rename_graph(g: onnx.GraphProto, attrs: dict[str, onnx.AttributeProto],
                   outer: dict[str, str]) -> None:
     """In place: names a subgraph takes from the enclosing body renamed as the body's are
     (names the subgraph defines itself shadow them); attribute references resolved."""

@@ -38,7 +38,8 @@ from ..symbol import Symbol
 from ..symbol.symbol import invoke, var
 from .export import PROVENANCE_KEY
 
-__all__ = ["RESTORE_MODES", "Record", "OpGroup", "Restorer", "check_mode"]
+__all__ = ["RESTORE_MODES", "Record", "OpGroup", "Restorer", "check_mode", "build_group",
+           "restored_note"]
 
 RESTORE_MODES = ("auto", "always", "never")
 _PRODUCER = "gluonport"

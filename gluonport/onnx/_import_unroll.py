@@ -14,8 +14,8 @@ its condition through unchanged become plain nodes here, during constant folding
   stacked along a new first axis.
 
 Every tensor a copy of a body makes is renamed uniquely (``<node>__<step>__<name>``); names
-the body reads from outside stay. Past ``_MAX_NODES`` copied nodes the node stays as it is (and
-is refused, with the reason, by its import handler).
+the body reads from outside stay. Past ``MAX_UNROLL_NODES`` copied nodes the node stays as it
+is (and is refused, with the reason, by its import handler).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ._import_expand import _rename_graph
+from ._import_expand import rename_graph
 
-__all__ = ["unroll", "Names"]
+__all__ = ["unroll", "Names", "MAX_UNROLL_NODES"]
 
-_MAX_NODES = 20_000  # nodes one unrolled Scan/Loop may add
+MAX_UNROLL_NODES = 20_000  # nodes one unrolled Scan/Loop may add
 
 
 class Names:
@@ -89,10 +89,10 @@ def inline_graph(g: onnx.GraphProto, inputs: dict[str, str], names: Names, prefi
         new.name = prefix + (n.name or n.op_type)
         for a in new.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                _rename_graph(a.g, {}, mapping)
+                rename_graph(a.g, {}, mapping)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for sub in a.graphs:
-                    _rename_graph(sub, {}, mapping)
+                    rename_graph(sub, {}, mapping)
         out.append(new)
     return out, [mapping.get(o.name, o.name) for o in g.output]
 
@@ -152,7 +152,7 @@ def _unroll_scan(node: onnx.NodeProto, types: dict, names: Names, opset: int) ->
         if not isinstance(shape[ax], int):
             return None
         length = shape[ax]
-    if not length or length * max(len(body.node), 1) > _MAX_NODES:
+    if not length or length * max(len(body.node), 1) > MAX_UNROLL_NODES:
         return None
     base = _base(node)
     nodes: list = []
@@ -206,7 +206,7 @@ def _unroll_loop(node: onnx.NodeProto, consts: dict, names: Names, opset: int) -
     if not bool(np.asarray(cond).reshape(-1)[0]) or not _passes_cond(body):
         return None
     count = int(trip.reshape(-1)[0])
-    if count < 1 or count * max(len(body.node), 1) > _MAX_NODES:
+    if count < 1 or count * max(len(body.node), 1) > MAX_UNROLL_NODES:
         return None
     base = _base(node)
     carried = list(node.input[2:])

@@ -42,7 +42,7 @@ from ..errors import (
 from ..ndarray import NDArray
 from ..symbol import Group, Symbol
 from ..symbol.symbol import var
-from . import _import_ops  # noqa: F401  (registers every handler)
+from . import importers  # noqa: F401  (registers every handler)
 from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, select_handler
 from ._import_expand import expand_functions
 from ._import_fold import Facts, fold_model

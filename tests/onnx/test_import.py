@@ -188,7 +188,7 @@ CASES = [
      {}, 1e-5),
     ("gathernd_batch_dims", 13, [node("GatherND", ["d", "i"], batch_dims=1)],
      {"d": _f32(2, 3, 4), "i": np.array([[[2], [0]], [[1], [1]]], np.int64)}, {}, 1e-6),
-    # unrolled into cells (_import_ops_rnn_cells): what MXNet's fused RNN cannot express
+    # unrolled into cells (onnx/importers/rnn_cells.py): what MXNet's fused RNN cannot express
     ("gru_lbr0_bidir", 14, [node("GRU", ["x", "w", "r", "b", "", "h0"], ["y", "yh"],
                                  hidden_size=4, direction="bidirectional")],
      {"x": SEQ, "h0": _f32(2, 2, 4)},

@@ -1,5 +1,5 @@
 """CumProd, ReverseSequence, QuantizeLinear, DequantizeLinear composed from MXNet 1.x ops
-(gluonport/onnx/_import_ops_more.py), against onnxruntime on the same model."""
+(gluonport/onnx/importers/composed.py), against onnxruntime on the same model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Col2Im -> col2im, RoiAlign -> _contrib_ROIAlign, GridSample -> BilinearSampler, AffineGrid ->
-GridGenerator (gluonport/onnx/_import_ops_sampling.py), against onnxruntime on the same model.
+GridGenerator (gluonport/onnx/importers/sampling.py), against onnxruntime on the same model.
 
 A chain AffineGrid -> GridSample -> RoiAlign plus an asymmetric-pads Col2Im (both align_corners),
 written with ``export_mxnet``, was also run in MXNet 1.9.1 by hand: within 3e-7 of onnxruntime.

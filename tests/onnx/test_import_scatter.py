@@ -1,5 +1,5 @@
 """ScatterND / ScatterElements / TensorScatter imported onto MXNet's scatter_nd, one_hot, dot
-and where (gluonport/onnx/_import_ops_scatter.py), against onnxruntime on the same model.
+and where (gluonport/onnx/importers/scatter.py), against onnxruntime on the same model.
 
 The indices are graph inputs (computed at run time), negative ones included. The graph of
 ``test_scatter_chain_matches_onnxruntime``, written with ``export_mxnet``, was also run in
@@ -15,9 +15,9 @@ import pytest
 from onnx import TensorProto, helper
 
 from gluonport.errors import UnsupportedOpError
-from gluonport.onnx import _import_ops_scatter
 from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
+from gluonport.onnx.importers import scatter as scatter_importers
 
 
 def _vi(name, elem, shape):
@@ -106,7 +106,7 @@ def test_dynamic_data_shape_is_refused():
 
 
 def test_reduction_grid_limit(monkeypatch):
-    monkeypatch.setattr(_import_ops_scatter, "_GRID_LIMIT", 10)
+    monkeypatch.setattr(scatter_importers, "_GRID_LIMIT", 10)
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="sc", reduction="max")
     model = _model([node], [_vi("x", f, [4, 3]), _vi("i", i64, [2, 1]),

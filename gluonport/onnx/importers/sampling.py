@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._import_build import int_attr_list, mx_dtype
-from ._import_context import ImportContext, Value, importer
+from .._import_build import int_attr_list, mx_dtype
+from .._import_context import ImportContext, Value, importer
 
 __all__: list[str] = []
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._import_build import norm_axis, reshape
-from ._import_context import ImportContext, Value, importer
+from .._import_build import norm_axis, reshape
+from .._import_context import ImportContext, Value, importer
 
 __all__: list[str] = []
 

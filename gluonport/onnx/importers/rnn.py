@@ -10,7 +10,7 @@ Layouts: MXNet's output is ``(T, N, dirs*H)``; ONNX's ``Y`` is ``(T, dirs, N, H)
 ``(N, T, dirs, H)`` with ``layout=1``), so the output is reshaped and transposed. A
 ``reverse``-only direction runs forward over the time-reversed sequence. GRU with
 ``linear_before_reset=0`` and LSTM with peepholes are unrolled into cells
-(:mod:`._import_ops_rnn_cells`).
+(:mod:`.rnn_cells`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..ops import registry
-from ..ops.nn.rnn import onnx_weight_layout, rnn_param_size
-from ._import_build import reshape
-from ._import_context import ImportContext, Value, importer
-from ._import_ops_rnn_cells import unrolled_gru, unrolled_lstm
+from ...ops import registry
+from ...ops.nn.rnn import onnx_weight_layout, rnn_param_size
+from .._import_build import reshape
+from .._import_context import ImportContext, Value, importer
+from .rnn_cells import unrolled_gru, unrolled_lstm
 
 __all__: list[str] = []
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._import_build import reshape
-from ._import_context import ImportContext, Value
+from .._import_build import reshape
+from .._import_context import ImportContext, Value
 
 __all__ = ["unrolled_gru", "unrolled_lstm"]
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._import_build import (
+from .._import_build import (
     broadcast_named,
     broadcast_to,
     named_dims,
@@ -22,7 +22,7 @@ from ._import_build import (
     norm_axis,
     reshape,
 )
-from ._import_context import ImportContext, Value, importer
+from .._import_context import ImportContext, Value, importer
 
 __all__ = ["pad_sym", "slice_args"]
 
@@ -511,7 +511,7 @@ def one_hot(ctx: ImportContext, indices: Value, depth: Value, values: Value, *,
     d = int(depth.floats()[0])
     off, on = values.floats()[:2]
     out_dtype = values.dtype
-    from ._import_build import mx_dtype
+    from .._import_build import mx_dtype
 
     idx = indices.sym
     if indices.const is not None:

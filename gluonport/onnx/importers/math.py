@@ -12,13 +12,13 @@ import math
 
 import numpy as np
 
-from ._import_build import (
+from .._import_build import (
     broadcast_together,
     cast,
     norm_axis,
     scalar_value,
 )
-from ._import_context import ImportContext, Value, importer
+from .._import_context import ImportContext, Value, importer
 
 __all__: list[str] = []
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._import_build import cast, norm_axes, norm_axis, reshape
-from ._import_context import ImportContext, Value, importer
+from .._import_build import cast, norm_axes, norm_axis, reshape
+from .._import_context import ImportContext, Value, importer
 
 __all__: list[str] = []
 

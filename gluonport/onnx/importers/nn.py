@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._import_build import cast, int_attr_list, norm_axes, norm_axis, reshape
-from ._import_context import ImportContext, Value, importer
-from ._import_ops_shape import pad_sym
+from .._import_build import cast, int_attr_list, norm_axes, norm_axis, reshape
+from .._import_context import ImportContext, Value, importer
+from .shape import pad_sym
 
 __all__: list[str] = []
 
@@ -355,7 +355,7 @@ def _to_batch(ctx: ImportContext, v: Value, batch: list) -> object:
     if len(shape) == 1:
         raise ctx.fail("MatMul of a 1-D tensor with a batched one is not supported")
     target = batch + shape[-2:]
-    from ._import_build import broadcast_to
+    from .._import_build import broadcast_to
 
     return broadcast_to(ctx, v, target)
 
@@ -535,7 +535,7 @@ def _tail(ctx: ImportContext, x: Value, start: int, stop: int | None = None) -> 
 
 
 def _name(ctx: ImportContext, dtype) -> str:
-    from ._import_build import mx_dtype
+    from .._import_build import mx_dtype
 
     return mx_dtype(ctx, dtype if dtype is not None else np.float32)
 

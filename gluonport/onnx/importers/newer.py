@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._import_build import cast, norm_axes, norm_axis, reshape
-from ._import_context import ImportContext, Value, importer
-from ._import_ops_shape import pad_sym
+from .._import_build import cast, norm_axes, norm_axis, reshape
+from .._import_context import ImportContext, Value, importer
+from .shape import pad_sym
 
 __all__: list[str] = []
 

@@ -1,7 +1,7 @@
 """Import handlers for ONNX control flow: If, Loop, Scan.
 
 MXNet 1.x graphs are static. Control flow whose iterations are known while importing is
-unrolled during folding (:mod:`._import_unroll`): an ``If`` with a constant condition, a
+unrolled during folding (:mod:`.._import_unroll`): an ``If`` with a constant condition, a
 ``Loop`` with a constant trip count whose body passes its condition through, a ``Scan`` of
 static length. A node that reaches these handlers is one that could not be unrolled; they say
 why (and mark the inputs that would have to be constants, so that
@@ -10,8 +10,8 @@ why (and mark the inputs that would have to be constants, so that
 
 from __future__ import annotations
 
-from ._import_context import ImportContext, Value, importer
-from ._import_unroll import _MAX_NODES
+from .._import_context import ImportContext, Value, importer
+from .._import_unroll import MAX_UNROLL_NODES
 
 __all__: list[str] = []
 
@@ -37,10 +37,10 @@ def loop(ctx: ImportContext, trip: Value | None = None, cond: Value | None = Non
     _need(ctx, trip, "the trip count")
     _need(ctx, cond, "the condition")
     raise ctx.fail("only loops whose body passes its condition through unchanged, run at "
-                   f"least once and add at most {_MAX_NODES} nodes are unrolled")
+                   f"least once and add at most {MAX_UNROLL_NODES} nodes are unrolled")
 
 
 @importer("Scan", since=9)
 def scan(ctx: ImportContext, *inputs: Value, **_: object) -> object:
     raise ctx.fail("a Scan is unrolled when its sequence length is static and it adds at "
-                   f"most {_MAX_NODES} nodes")
+                   f"most {MAX_UNROLL_NODES} nodes")

@@ -15,8 +15,8 @@ import warnings
 
 import numpy as np
 
-from ._import_build import named_dims
-from ._import_context import ImportContext, Value, importer
+from .._import_build import named_dims
+from .._import_context import ImportContext, Value, importer
 
 __all__: list[str] = []
 
