@@ -49,6 +49,19 @@ def _moments(x, mean, std):
     assert abs(x.std() - std) < 0.05 * std, (x.std(), std)
 
 
+def _without_clamped_tail(x, mean):
+    """Exponential draws below 20 x mean (all but the clamped ones).
+
+    A float32 uniform draw that rounds up to 1 gives -log(float tiny) * mean (87 x mean, the
+    exported clamp, instead of inf): about 3e-8 per draw, yet one such value moves the spread of
+    20,000 samples by 18%. A true exponential passes 20 x mean with probability e^-20, so the
+    moments are taken below that, and the values above must be rare."""
+    x = np.asarray(x, np.float64).ravel()
+    tail = x > 20 * mean
+    assert tail.sum() <= 2, np.sort(x)[-5:]
+    return x[~tail]
+
+
 R = mx.sym.random
 MOMENTS = [
     ("uniform", lambda: R.uniform(-1, 3, shape=(N,)), 1.0, 4 / np.sqrt(12), (-1, 3)),
@@ -66,7 +79,8 @@ MOMENTS = [
 def test_moments(make, mean, std, bounds, opset):
     (x,) = _draw(make(), opset)
     assert x.shape == (N,)
-    _moments(x, mean, std)
+    exponential = bounds == (0, None)
+    _moments(_without_clamped_tail(x, mean) if exponential else x, mean, std)
     if bounds:
         lo, hi = bounds
         assert x.min() >= lo and (hi is None or x.max() <= hi)
@@ -91,7 +105,7 @@ def test_like_dynamic_batch(op, attrs, mean, std, dtype, opset):
                           dynamic_axes={"x": {0: "n"}})
     (y,) = run(model, {"x": np.zeros((N // 5, 5), dtype)})
     assert y.shape == (N // 5, 5) and y.dtype == dtype
-    _moments(y, mean, std)
+    _moments(_without_clamped_tail(y, mean) if "exponential" in op else y, mean, std)
 
 
 @pytest.mark.parametrize("opset", OPSETS)
@@ -118,7 +132,7 @@ def test_sample_ops_one_distribution_per_element(dynamic, opset):
         _moments(row, m, s)
     assert e.shape == (2, N) and e.dtype == np.float16
     for row, mean in zip(e, scale):
-        _moments(row, mean, mean)
+        _moments(_without_clamped_tail(row, mean), mean, mean)
 
 
 @pytest.mark.filterwarnings("ignore:divide by zero")  # the reference evaluator's log(0)
