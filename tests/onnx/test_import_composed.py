@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -12,29 +14,11 @@ from onnx import TensorProto, helper, numpy_helper
 from gluonport.errors import UnsupportedOpError
 from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
+from tests.onnx._import_check import check_import, make_model, vi
 
-
-def _vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _model(nodes, inputs, outputs, inits=(), opset=19):
-    graph = helper.make_graph(nodes, "composed", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def _check(model, feeds):
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(),
-                                    providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - an onnxruntime older than the opset
-        pytest.skip(f"onnxruntime {ort.__version__} cannot run the reference: {exc}")
-    want = sess.run(None, feeds)[0]
-    got = prepare(model).run(feeds)[0]
-    assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+_vi = vi
+_model = partial(make_model, opset=19, name="composed")
+_check = check_import
 
 
 @pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])

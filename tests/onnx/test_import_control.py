@@ -4,37 +4,22 @@ refusal of control flow that cannot be unrolled."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from gluonport.errors import UnsupportedOpError
-from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
+from tests.onnx._import_check import check_import, make_model, vi
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
-
-def _vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _model(nodes, inputs, outputs, inits=(), opset=16):
-    graph = helper.make_graph(nodes, "control", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def _check(model, feeds):
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    want = sess.run(None, feeds)
-    got = prepare(model).run(feeds)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+_vi = vi
+_model = partial(make_model, opset=16, name="control")
+_check = partial(check_import, rtol=1e-5, atol=1e-6, check_dtype=False, every_output=True,
+                 skip_without_kernel=False)
 
 
 def _const(name, value):

@@ -7,36 +7,19 @@ written with ``export_mxnet``, was also run in MXNet 1.9.1 by hand: within 3e-7 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from gluonport.errors import UnsupportedOpError
-from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
+from tests.onnx._import_check import check_import, make_model, vi
 
-
-def _vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _model(nodes, inputs, outputs, inits=(), opset=18):
-    graph = helper.make_graph(nodes, "sampling", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def _check(model, feeds, rtol=1e-5, atol=1e-5):
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(),
-                                    providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - an onnxruntime older than the opset
-        pytest.skip(f"onnxruntime {ort.__version__} cannot run the reference: {exc}")
-    want = sess.run(None, feeds)[0]
-    np.testing.assert_allclose(prepare(model).run(feeds)[0], want, rtol=rtol, atol=atol)
+_vi = vi
+_model = partial(make_model, opset=18, name="sampling")
+_check = partial(check_import, rtol=1e-5, atol=1e-5, check_dtype=False)
 
 
 @pytest.mark.parametrize("pads,strides,dilations", [

@@ -8,39 +8,21 @@ MXNet 1.9.1 by hand and gave onnxruntime's output exactly.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
 from gluonport.errors import UnsupportedOpError
-from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
 from gluonport.onnx.importers import scatter as scatter_importers
+from tests.onnx._import_check import check_import, make_model, vi
 
-
-def _vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _model(nodes, inputs, output, opset=18):
-    graph = helper.make_graph(nodes, "scatter", inputs, [output])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(model, full_check=True)
-    return model
-
-
-def _check(model, feeds, rtol=1e-6, atol=1e-6):
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(),
-                                    providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - an onnxruntime older than the opset
-        pytest.skip(f"onnxruntime {ort.__version__} cannot run the reference: {exc}")
-    want = sess.run(None, feeds)[0]
-    got = prepare(model).run(feeds)[0]
-    assert got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+_vi = vi
+_model = partial(make_model, opset=18, name="scatter")
+_check = partial(check_import, rtol=1e-6, atol=1e-6)
 
 
 def test_scatter_chain_matches_onnxruntime():
