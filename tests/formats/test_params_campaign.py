@@ -28,9 +28,6 @@ import io
 import os
 import random
 import struct
-import time
-import traceback
-import tracemalloc
 import warnings
 from pathlib import Path
 
@@ -39,6 +36,7 @@ import numpy as np
 from gluonport.errors import GluonportError
 from gluonport.formats import params as P
 from gluonport.formats.params import SparseArray
+from tests.formats._campaign import Campaign
 
 from .test_params_fuzz import SEED_BYTES
 
@@ -148,37 +146,14 @@ def test_params_campaign(tmp_path):
     warnings.simplefilter("ignore")
     rng = random.Random(SEED)
     counts = {"loaded": 0, "refused": 0}
-    failures: dict[tuple, tuple[int, str, bytes]] = {}
-    slowest, peak, over = (0.0, -1), (0, 0, -1), []
     path = tmp_path / "fuzz-0000.params"
-    start = time.perf_counter()
+    campaign = Campaign(TRACE_EVERY, MEMORY_FACTOR, MEMORY_BUDGET)
     for i in range(N_INPUTS):
         raw = mutate(rng)
-        traced = i % TRACE_EVERY == 0
-        if traced:
-            tracemalloc.start()
-        t = time.perf_counter()
-        try:
-            counts[exercise(raw, path if i % SOURCE_EVERY == 0 else None)] += 1
-        except Exception as exc:  # noqa: BLE001 - the point: anything else is a failure
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            key = (type(exc).__name__, where.filename, where.lineno)
-            failures.setdefault(key, (i, f"{type(exc).__name__}: {exc}", raw))
-        elapsed = time.perf_counter() - t
-        if traced:
-            used = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            peak = max(peak, (used, len(raw), i))
-            if used > MEMORY_FACTOR * len(raw) + MEMORY_BUDGET:
-                over.append((i, used, len(raw)))
-        slowest = max(slowest, (elapsed, i))
-    total = time.perf_counter() - start
-    print(f"\nparams campaign: {N_INPUTS} inputs in {total:.1f} s; slowest input {slowest[1]} "
-          f"{slowest[0] * 1000:.1f} ms; peak traced memory {peak[0] / 2**20:.2f} MiB (input "
-          f"{peak[2]}, {peak[1]} bytes); {counts}")
-    assert not failures, "raw exceptions:\n" + "\n".join(
-        f"input {i} ({key[1]}:{key[2]}): {msg}\n  {raw[:300]!r}" for key, (i, msg, raw) in
-        failures.items())
+        outcome = campaign.run(
+            i, raw, lambda raw=raw, i=i: exercise(raw, path if i % SOURCE_EVERY == 0 else None))
+        if outcome is not None:
+            counts[outcome] += 1
+    print(campaign.summary("params campaign", counts))
+    campaign.check(MAX_SECONDS)
     assert counts["loaded"] > N_INPUTS // 20 and counts["refused"] > N_INPUTS // 5, counts
-    assert slowest[0] < MAX_SECONDS, f"input {slowest[1]} took {slowest[0]:.2f} s"
-    assert not over, f"(input, peak bytes, input bytes) over the memory cap: {over[:5]}"

@@ -28,10 +28,9 @@ from __future__ import annotations
 import collections
 import os
 import random
-import time
-import traceback
-import tracemalloc
 import warnings
+
+from tests.formats._campaign import Campaign
 
 from ._symfuzz import exercise, make_input, seeds
 
@@ -56,40 +55,13 @@ def test_symbol_json_campaign(tmp_path):
     _warm_up(tmp_path)
     rng = random.Random(SEED)
     stats: collections.Counter = collections.Counter()
-    failures: dict[tuple, tuple[int, str, bytes]] = {}
-    slowest = (0.0, -1)
-    peak = (0, 0, -1)  # (peak bytes, input bytes, input number)
-    over: list[tuple[int, int, int]] = []
-    start = time.perf_counter()
+    campaign = Campaign(TRACE_EVERY, MEMORY_FACTOR, MEMORY_BUDGET)
     for i in range(N_INPUTS):
         raw, shapes = make_input(rng)
-        traced = i % TRACE_EVERY == 0
-        if traced:
-            tracemalloc.start()
-        t = time.perf_counter()
-        try:
-            exercise(raw, shapes, tmp_path, i % DEEP_EVERY == 0, stats)
-        except Exception as exc:  # noqa: BLE001 - the point: anything else is a failure
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            key = (type(exc).__name__, where.filename, where.lineno)
-            failures.setdefault(key, (i, f"{type(exc).__name__}: {exc}", raw[:400]))
-        elapsed = time.perf_counter() - t
-        if traced:
-            used = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            peak = max(peak, (used, len(raw), i))
-            if used > MEMORY_FACTOR * len(raw) + MEMORY_BUDGET:
-                over.append((i, used, len(raw)))
-        slowest = max(slowest, (elapsed, i))
-    total = time.perf_counter() - start
-    print(f"\nsymbol JSON campaign: {N_INPUTS} inputs in {total:.1f} s; slowest input "
-          f"{slowest[1]} {slowest[0] * 1000:.0f} ms; peak traced memory {peak[0] / 2**20:.2f} "
-          f"MiB (input {peak[2]}, {peak[1]} bytes); {dict(stats)}")
-    assert not failures, "raw exceptions:\n" + "\n".join(
-        f"input {i} ({key[1]}:{key[2]}): {msg}\n  {raw!r}" for key, (i, msg, raw) in
-        failures.items())
+        campaign.run(i, raw, lambda raw=raw, shapes=shapes, i=i: exercise(
+            raw, shapes, tmp_path, i % DEEP_EVERY == 0, stats))
+    print(campaign.summary("symbol JSON campaign", stats))
+    campaign.check(MAX_SECONDS)
     assert stats["loaded"] > N_INPUTS // 5 and stats["ran"] > N_INPUTS // 10, stats
     if N_INPUTS >= 1000:
         assert stats["exported"] > 0 and stats["imported"] > 0, stats
-    assert slowest[0] < MAX_SECONDS, f"input {slowest[1]} took {slowest[0]:.2f} s"
-    assert not over, f"(input, peak bytes, input bytes) over the memory cap: {over[:5]}"
