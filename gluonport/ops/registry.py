@@ -119,6 +119,18 @@ class OpDef:
         ``unavailable(attrs) -> reason | None``: why a loaded node of this op cannot be built
         here (``Custom`` with an ``op_type`` nobody registered); the node then loads as a
         stand-in that reports the reason when run.
+    lists_input_names:
+        MXNet registers ``FListInputNames`` for the op, so an op hook
+        (``HybridBlock.register_op_hook``) reports its inputs by name (``fc0_weight``);
+        ``False`` for the ops that lack it (the unary math ops, ``Reshape``, ...), whose
+        inputs are reported as ``input0, input1, ...``, as MXNet 1.9.1 does.
+    lists_output_names:
+        MXNet registers ``FListOutputNames`` for the op, so an op hook reports its outputs by
+        their :attr:`output_names` (``output``, ``mean``); otherwise as ``0, 1, ...``.
+    amp_cast_input:
+        For MXNet's AMP casts, which ``tojson(remove_amp_cast=True)`` leaves out (MXNet's
+        ``RemoveAmpCast`` pass): ``amp_cast_input(k)`` is the input whose entry a consumer of
+        output ``k`` reads instead (``amp_cast``: 0; ``amp_multicast``: ``k``).
     var_attrs:
         Attributes MXNet puts on the variables it creates for missing inputs (its
         ``FSetInputVarAttrOnCompose``): ``{"moving_mean": {"__init__": '["zero", {}]'}}``, or a
@@ -170,6 +182,9 @@ class OpDef:
     no_onnx: str | None = None
     inplace_compute: ComputeFn | None = None
     unavailable: Callable[[Mapping[str, str]], str | None] | None = None
+    lists_input_names: bool = True
+    lists_output_names: bool = False
+    amp_cast_input: Callable[[int], int] | None = None
     var_attrs: dict[str, dict[str, str]] | Callable[[Params], dict] | None = None
     shape_needs_outputs: bool = False
     inplace: InPlace | None = None
