@@ -1,137 +1,124 @@
-"""``mx.autograd``: the recording and training-mode state, as MXNet 1.9.1's (per thread).
+"""``mx.autograd``: recording, training mode and gradients, as MXNet 1.9.1's (per thread).
 
-Model code reads this state even when it only runs inference: GluonCV's detectors branch on
-``autograd.is_training()`` inside ``hybrid_forward``, scripts wrap evaluation in
-``with autograd.predict_mode():``, and model files import ``autograd`` at the top. Those run
-unchanged.
+Inside ``with autograd.record():`` every operator called on an array that takes part in a graph
+(a variable made by ``attach_grad`` / ``mark_variables``, or the output of a recorded operator)
+is recorded; ``backward`` (or ``NDArray.backward``) then computes the variables' gradients with
+each operator's gradient rule and writes them into their ``.grad`` buffers by their
+``grad_req``; ``grad`` returns them instead, and with ``create_graph=True`` records the backward
+pass itself, so gradients of gradients can be taken. The tape is ``gluonport/ndarray/_tape.py``.
 
-Training mode is honoured the way MXNet's forward pass honours it: inside ``record()`` (which
-defaults to ``train_mode=True``) or ``train_mode()``, operators with a training behaviour run it
-(Dropout drops, BatchNorm normalises with the batch's statistics), imperatively and in
-hybridized blocks (which then run on the numpy executor). Unlike MXNet, BatchNorm's moving
-statistics are not updated, and no gradients exist: ``backward``, ``grad`` and
-``mark_variables`` raise, since gluonport runs trained models and does not train them.
+Training mode (``record()`` defaults to ``train_mode=True``; ``train_mode()``) makes operators
+with a training behaviour run it, imperatively and in hybridized blocks: Dropout draws masks,
+BatchNorm normalises with the batch's statistics. Model code that only reads the state
+(GluonCV's detectors branch on ``autograd.is_training()``) runs unchanged.
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Sequence
 from typing import Any
 
+from ._core.recording import (
+    RecordingStateScope,
+    is_recording,
+    is_training,
+    pause,
+    predict_mode,
+    record,
+    set_recording,
+    set_training,
+    train_mode,
+)
 from .errors import GluonportError
+from .ndarray import NDArray, _tape
 
 __all__ = ["set_recording", "set_training", "is_recording", "is_training", "record", "pause",
            "train_mode", "predict_mode", "mark_variables", "backward", "grad", "get_symbol",
            "Function"]
 
-_state = threading.local()
+_RecordingStateScope = RecordingStateScope  # MXNet's private name, used by some user code
 
 
-def _flags() -> Any:
-    if not hasattr(_state, "recording"):
-        _state.recording = False
-        _state.training = False
-    return _state
+def _as_list(x: Any, what: str) -> list:
+    if isinstance(x, NDArray):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    raise GluonportError(f"autograd: {what} must be an NDArray or a list of NDArrays, got "
+                         f"{type(x).__name__}")
 
 
-def set_recording(is_recording: bool) -> bool:  # noqa: FBT001 - MXNet's signature
-    """Set whether operations are recorded; returns the previous state."""
-    flags = _flags()
-    prev, flags.recording = flags.recording, bool(is_recording)
-    return prev
-
-
-def set_training(train_mode: bool) -> bool:  # noqa: FBT001 - MXNet's signature
-    """Set training (True) or predicting (False) mode; returns the previous state."""
-    flags = _flags()
-    prev, flags.training = flags.training, bool(train_mode)
-    return prev
-
-
-def is_recording() -> bool:
-    """Whether this thread is inside ``record()`` (False by default)."""
-    return _flags().recording
-
-
-def is_training() -> bool:
-    """Whether this thread's forward passes run in training mode (False by default)."""
-    return _flags().training
-
-
-class _RecordingStateScope:
-    """Sets the recording and/or training flag for a ``with`` block and restores them."""
-
-    def __init__(self, is_record: bool | None, train: bool | None):
-        self._enter_record = is_record
-        self._enter_train = train
-        self._prev_record: bool | None = None
-        self._prev_train: bool | None = None
-
-    def __enter__(self) -> None:
-        if self._enter_record is not None:
-            self._prev_record = set_recording(self._enter_record)
-        if self._enter_train is not None:
-            self._prev_train = set_training(self._enter_train)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._enter_record is not None and self._prev_record != self._enter_record:
-            set_recording(bool(self._prev_record))
-        if self._enter_train is not None and self._prev_train != self._enter_train:
-            set_training(bool(self._prev_train))
-
-
-def record(train_mode: bool = True) -> _RecordingStateScope:  # noqa: FBT001, FBT002
-    """``with autograd.record():`` recording on, training mode ``train_mode`` (default on)."""
-    return _RecordingStateScope(True, train_mode)
-
-
-def pause(train_mode: bool = False) -> _RecordingStateScope:  # noqa: FBT001, FBT002
-    """``with autograd.pause():`` recording off, training mode ``train_mode`` (default off)."""
-    return _RecordingStateScope(False, train_mode)
-
-
-def train_mode() -> _RecordingStateScope:
-    """``with autograd.train_mode():`` training mode on, recording unchanged."""
-    return _RecordingStateScope(None, True)
-
-
-def predict_mode() -> _RecordingStateScope:
-    """``with autograd.predict_mode():`` training mode off, recording unchanged."""
-    return _RecordingStateScope(None, False)
-
-
-def _no_gradients(what: str) -> GluonportError:
-    return GluonportError(f"autograd.{what}: gluonport computes no gradients (it runs trained "
-                          "models and does not train them); train with MXNet or port the model "
-                          "to a framework that trains")
+def _head_grads(heads: list, head_grads: Any) -> list:
+    if head_grads is None:
+        return [None] * len(heads)
+    grads = [head_grads] if isinstance(head_grads, NDArray) else list(head_grads)
+    if len(grads) != len(heads):
+        raise GluonportError(f"autograd: {len(heads)} heads but {len(grads)} head gradients")
+    return grads
 
 
 def mark_variables(variables: Any, gradients: Any, grad_reqs: Any = "write") -> None:
-    """Not available: there are no gradients."""
-    raise _no_gradients("mark_variables")
+    """Mark arrays as variables whose gradients backward writes into ``gradients``.
+
+    ``grad_reqs`` is one of ``'write'``, ``'add'``, ``'null'`` or a list of them, as MXNet's.
+    """
+    variables = _as_list(variables, "variables")
+    gradients = _as_list(gradients, "gradients")
+    if len(variables) != len(gradients):
+        raise GluonportError("autograd.mark_variables: variables and gradients must have the "
+                             f"same length, got {len(variables)} and {len(gradients)}")
+    reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
+    for var, g, req in zip(variables, gradients, reqs):
+        var._grad = g
+        _tape.mark_variable(var, g, req)
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,  # noqa: FBT001, FBT002
              train_mode: bool = True) -> None:  # noqa: FBT001, FBT002
-    """Not available: there are no gradients."""
-    raise _no_gradients("backward")
+    """Compute the gradients of ``heads`` with respect to the marked variables.
+
+    ``head_grads`` (default ones) seeds each head. Without ``retain_graph`` the recorded graph is
+    freed, and a second backward through it raises MXNet's error. ``train_mode`` is the mode
+    the gradient rules run in.
+    """
+    heads = _as_list(heads, "heads")
+    _tape.backward(heads, _head_grads(heads, head_grads), retain_graph=retain_graph,
+                   train_mode=train_mode)
 
 
-def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Any = None,
-         create_graph: bool = False, train_mode: bool = True) -> Any:  # noqa: FBT001, FBT002
-    """Not available: there are no gradients."""
-    raise _no_gradients("grad")
+def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, train_mode: bool = True) -> list:  # noqa: FBT001, FBT002
+    """The gradients of ``heads`` with respect to ``variables``, returned (``.grad`` buffers are
+    left alone).
+
+    ``create_graph=True`` records the computation of the gradients, so they can be
+    differentiated again; ``retain_graph`` defaults to ``create_graph``, as in MXNet.
+    """
+    heads = _as_list(heads, "heads")
+    single = isinstance(variables, NDArray)
+    variables = _as_list(variables, "variables")
+    if retain_graph is None:
+        retain_graph = create_graph
+    out = _tape.backward(heads, _head_grads(heads, head_grads), variables=variables,
+                         retain_graph=retain_graph, create_graph=create_graph,
+                         train_mode=train_mode)
+    return out[:1] if single else out
 
 
 def get_symbol(x: Any) -> Any:
-    """Not available: nothing is recorded into a graph (hybridize a block to get a Symbol)."""
-    raise GluonportError("autograd.get_symbol: gluonport records no graph; hybridize the block "
-                         "and call it on mx.sym.var('data') (or use export) to get its Symbol")
+    """The recorded computation of ``x`` as a Symbol (MXNet's ``autograd.get_symbol``)."""
+    raise GluonportError("autograd.get_symbol: not available yet; hybridize the block and call "
+                         "it on mx.sym.var('data') (or use export) to get its Symbol")
 
 
 class Function:
-    """A user-defined differentiable function (MXNet's ``autograd.Function``): calling it runs
-    ``forward`` (outside recording, as MXNet does); ``backward`` is never called here."""
+    """A user-defined differentiable function (MXNet's ``autograd.Function``).
+
+    Subclass it with ``forward(*inputs)`` and ``backward(*output_grads)`` on NDArrays; calling
+    an instance runs ``forward`` with recording paused (as MXNet does) and, while recording,
+    puts one node on the tape whose gradient is your ``backward`` (it returns one gradient per
+    input). ``save_for_backward`` keeps arrays for it.
+    """
 
     def __init__(self) -> None:
         self._saved_tensors: tuple = ()
@@ -145,7 +132,25 @@ class Function:
 
     def __call__(self, *inputs: Any) -> Any:
         with pause(train_mode=is_training()):
-            return self.forward(*inputs)
+            outputs = self.forward(*inputs)
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        # fresh arrays, so an output that is an input does not lose its own graph entry
+        outs = [NDArray(o._data, o.context) for o in outs]
+        arrays = [x for x in inputs if isinstance(x, NDArray)]
+        positions = [i for i, x in enumerate(inputs) if isinstance(x, NDArray)]
+
+        def backward_fn(ograds: Sequence[NDArray]) -> list:
+            with pause(train_mode=is_training()):
+                got = self.backward(*ograds)
+            got = [got] if isinstance(got, NDArray) else list(got)
+            if len(got) != len(inputs):
+                raise GluonportError(f"autograd.Function {type(self).__name__}.backward returned "
+                                     f"{len(got)} gradients for {len(inputs)} inputs")
+            return [got[i] for i in positions]
+
+        _tape.record_function(arrays, outs, backward_fn, type(self).__name__)
+        return outs[0] if single else outs
 
     def forward(self, *inputs: Any) -> Any:
         raise NotImplementedError

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd
-from .._core import dtypes
+from .._core import dtypes, recording
 from .._opsurface import OpSurface
 from ..context import Context, cpu, current_context
 from ..errors import GluonportError, ShapeError
 from ..ops import registry
 from ..ops._call import bind_call
+from . import _tape
 
 __all__ = ["NDArray", "invoke", "array", "from_numpy"]
 
@@ -53,7 +53,7 @@ class NDArray(OpSurface):
     <NDArray 2x2 @cpu(0)>
     """
 
-    __slots__ = ("_data", "_ctx", "_grad", "__weakref__")
+    __slots__ = ("_data", "_ctx", "_grad", "_ag", "_fresh_grad", "__weakref__")
     _BINARY_OPS = _NDARRAY_BINARY
     __array_priority__ = 1000.0  # numpy scalars defer to our reflected operators
 
@@ -61,6 +61,8 @@ class NDArray(OpSurface):
         self._data = data
         self._ctx = ctx if ctx is not None else current_context()
         self._grad = None
+        self._ag = None  # the autograd graph entry (ndarray/_tape.py)
+        self._fresh_grad = False
 
     # --- properties -------------------------------------------------------------------------
     @property
@@ -92,6 +94,8 @@ class NDArray(OpSurface):
 
     @property
     def grad(self) -> NDArray | None:
+        """The gradient buffer ``attach_grad`` made (``None`` before), written by
+        ``backward`` by the array's ``grad_req``."""
         return self._grad
 
     @property
@@ -141,6 +145,8 @@ class NDArray(OpSurface):
         target = dtypes.to_numpy(dtype)
         if not copy and target == self._data.dtype:
             return self
+        if self._ag is not None and recording.is_recording():  # recorded, as MXNet's Cast
+            return invoke("Cast", (self,), {"dtype": target})
         return NDArray(self._data.astype(target), self._ctx)
 
     def tolist(self) -> list:
@@ -150,10 +156,31 @@ class NDArray(OpSurface):
         """No-op: numpy is synchronous."""
 
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Make this array a variable of autograd with a zero gradient buffer (``.grad``).
+
+        As MXNet's: ``grad_req`` is ``'write'`` (each backward overwrites ``.grad``), ``'add'``
+        (accumulates; zero it yourself) or ``'null'`` (no gradient). Only ``stype='default'``
+        (dense) gradients exist here. Integer arrays have no gradient and are refused.
+        """
+        if stype not in (None, "default"):
+            raise GluonportError(f"attach_grad: stype={stype!r} (sparse gradients) is not "
+                                 "supported by gluonport; use the default dense storage")
+        if self._data.dtype.kind != "f":
+            raise GluonportError(f"attach_grad: an array of dtype {self._data.dtype} cannot have "
+                                 "a gradient; cast it to a floating-point dtype first "
+                                 "(x.astype('float32'))")
         self._grad = NDArray(np.zeros_like(self._data), self._ctx)
+        _tape.mark_variable(self, self._grad, grad_req)
 
     def detach(self) -> NDArray:
+        """The same data, outside any recorded graph (no gradient flows through it)."""
         return NDArray(self._data, self._ctx)
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False,
+                 train_mode: bool = True) -> None:  # noqa: FBT001, FBT002 - MXNet's signature
+        """Compute the gradients of this array with respect to the variables it was computed
+        from (``autograd.backward([self], [out_grad])``)."""
+        _tape.backward([self], [out_grad], retain_graph=retain_graph, train_mode=train_mode)
 
     # --- shape ------------------------------------------------------------------------------
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
@@ -180,7 +207,10 @@ class NDArray(OpSurface):
             out = self._data[whole + (Ellipsis,)].reshape(1)
         elif not out.flags.c_contiguous:
             out = np.ascontiguousarray(out)
-        return NDArray(out, self._ctx)
+        result = NDArray(out, self._ctx)
+        if self._ag is not None and recording.is_recording():
+            _tape.record_function([self], [result], _index_backward(self, key), "__getitem__")
+        return result
 
     def __setitem__(self, key: Any, value: Any) -> None:
         key = _plain_index(key)
@@ -249,6 +279,28 @@ class NDArray(OpSurface):
         return invoke(op_name, args, kwargs)
 
 
+def _index_backward(src: NDArray, key: Any):
+    """The gradient of ``src[key]``: the head gradient scattered into zeros of ``src``'s shape
+    (repeated indices add up)."""
+
+    def backward(ograds: list) -> list:
+        g = np.zeros_like(src._data)
+        og = ograds[0]._data
+        sel = g[key]
+        if isinstance(sel, np.ndarray) and sel.shape == og.shape and not _is_advanced(key):
+            g[key] += og
+        else:
+            np.add.at(g, key, og.reshape(np.shape(g[key])))
+        return [NDArray(g, src._ctx)]
+
+    return backward
+
+
+def _is_advanced(key: Any) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (np.ndarray, list)) for k in keys)
+
+
 def _plain_index(key: Any) -> Any:
     if isinstance(key, NDArray):
         return key._data.astype(np.int64) if key._data.dtype.kind == "f" else key._data
@@ -288,7 +340,8 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
     try:
         inplace = out is not None and (out[0] if isinstance(out, (list, tuple)) and out
                                        else out) is (call.inputs[0] if call.inputs else None)
-        results = op.run(call.params, arrays, is_train=autograd.is_training(), inplace=inplace)
+        results = op.run(call.params, arrays, is_train=recording.is_training(),
+                         inplace=inplace)
     except GluonportError:
         raise
     except (ValueError, IndexError, TypeError) as exc:  # a numpy failure on bad input
@@ -297,12 +350,16 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
                          f"{dict(call.attrs)}: {exc}") from exc
     n_vis = op.n_visible_outputs(call.params)
     outs = [NDArray(np.asarray(r), ctx) for r in results[:n_vis]]
+    if recording.is_recording():
+        every = outs + [NDArray(np.asarray(r), ctx) for r in results[n_vis:]]
+        _tape.record_op(op, call.params, call.inputs, every, recording.is_training())
     for hook in _OP_HOOKS:
         hook(op.name, op.name.lower(), call.inputs, outs)
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
         for t, r in zip(targets, outs):
             t[...] = r
+            t._ag = r._ag
         return out
     return outs[0] if n_vis == 1 else outs
 

@@ -31,6 +31,8 @@ __all__ = [
     "canonical_name",
     "Shape",
     "ShapeList",
+    "GradFn",
+    "zero_gradient",
 ]
 
 Shape = "tuple[int, ...] | None"
@@ -45,6 +47,7 @@ TypeFn = Callable[[Params, list], tuple[list, list]]
 OnnxFn = Callable[..., Any]
 InPlaceKernel = Callable[[Params, list, int], "list | None"]
 InputHintFn = Callable[[Params, tuple, str], "str | None"]
+GradFn = Callable[[Any, Params, list, list, list], list]
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,19 @@ class OpDef:
         ``all_zeros(p) -> bool``: the output is all zeros for these params whatever the inputs
         (``_zeros``; ``_full`` of 0), so a consumer's ONNX lowering may leave out an optional
         input that defaults to zeros (RNN's initial states).
+    gradient:
+        The op's gradient, MXNet's ``FGradient``: ``gradient(F, p, inputs, outputs, ograds) ->
+        list`` with one entry per input, built from registered ops called through ``F`` -- the
+        ``nd`` namespace when the imperative tape runs it (``autograd.backward``), the ``sym``
+        namespace when a hybridized block builds its backward graph -- so one rule serves both,
+        and a backward graph is an ordinary graph (numpy executor, ONNX). ``inputs`` are the
+        forward inputs (auxiliary states included), ``outputs`` all outputs (hidden ones
+        included), ``ograds`` one head gradient per output (zeros where nothing flows). An
+        entry is ``None`` where no gradient flows to that input (integer inputs, auxiliary
+        states, indices). :func:`zero_gradient` is MXNet's ``MakeZeroGradNodes``.
+    no_gradient:
+        Why the op has no gradient, for ops MXNet gives none (``FGradient`` unregistered): a
+        backward pass through such a node raises this reason, naming the op.
     """
 
     name: str
@@ -193,6 +209,8 @@ class OpDef:
     input_hint: InputHintFn | None = None
     all_zeros: Callable[[Params], bool] | None = None
     sized_by_attrs: bool = False
+    gradient: GradFn | None = None
+    no_gradient: str | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 
@@ -366,6 +384,13 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
+
+
+def zero_gradient(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """The gradient of an op whose output does not vary smoothly with its inputs (comparisons,
+    ``round``, ``argmax``, shape queries): zero for every input, as MXNet's
+    ``MakeZeroGradNodes`` gives."""
+    return [None] * len(inputs)
 
 
 def _same_shape_rule(p: Params, in_shapes: list) -> tuple[list, list]:

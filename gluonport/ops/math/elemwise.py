@@ -246,6 +246,28 @@ def _add_into(p, args: list, i: int) -> list | None:
     return [a]
 
 
+def _grad_add(F, p, inputs, outputs, ograds):
+    return [ograds[0], ograds[0]]
+
+
+def _grad_sub(F, p, inputs, outputs, ograds):
+    return [ograds[0], F.negative(ograds[0])]
+
+
+def _grad_mul(F, p, inputs, outputs, ograds):
+    lhs, rhs = inputs
+    return [F.elemwise_mul(ograds[0], rhs), F.elemwise_mul(ograds[0], lhs)]
+
+
+def _grad_div(F, p, inputs, outputs, ograds):
+    # d(a/b) = og / b, -og * a / b^2 = -og * out / b (MXNet's _backward_div rule)
+    lhs, rhs = inputs
+    g_lhs = F.elemwise_div(ograds[0], rhs)
+    return [g_lhs, F.negative(F.elemwise_mul(g_lhs, outputs[0]))]
+
+
+_ELEMWISE_GRADS = {"add": _grad_add, "sub": _grad_sub, "mul": _grad_mul, "div": _grad_div}
+
 _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     # (suffix, kernel, elemwise_* aliases, broadcast_* aliases) -- MXNet 1.9.1's alias lists
     ("add", _ADD, ("_add", "_plus", "_Plus", "_sparse_elemwise_add"),
@@ -256,8 +278,9 @@ _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     ("div", _div, ("_div", "_Div", "_sparse_elemwise_div"), ("_sparse_broadcast_div",)),
 ]
 for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
-    _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias, **(
-        {"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True} if _fn is _ADD else {}))
+    _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias, gradient=_ELEMWISE_GRADS[_suffix],
+                     **({"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True}
+                        if _fn is _ADD else {}))
     _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast)
 
 _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
