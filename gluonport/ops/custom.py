@@ -162,4 +162,5 @@ register(OpDef(
     no_onnx="runs the user's Python CustomOp; give it an ONNX form with "
             "gluonport.onnx.register_converter('Custom') (ctx.params.op_type names the op type)",
     doc="An operator written in Python: gluonport.operator.CustomOp/CustomOpProp/register.",
+    lists_output_names=True,
 ))

@@ -207,7 +207,7 @@ def _register_like(distr: str) -> None:
         return _draw(op, distr, data.shape, [getattr(p, n) for n in names], data.dtype)
 
     register(OpDef(op, params=dict(fields), compute=compute,
-                   no_onnx=None if distr in EXPORTED else _NO_ONNX))
+                   no_onnx=None if distr in EXPORTED else _NO_ONNX, lists_input_names=False))
 
 
 # --- _sample_X: one distribution per element of the parameter arrays --------------------------
@@ -320,7 +320,7 @@ register(OpDef(
                                              "float64"))},
     compute=_multinomial, num_outputs=lambda p: 2 if p.get_prob else 1,
     infer_shape=_multinomial_shape, infer_type=_multinomial_type,
-    aliases=("sample_multinomial",), sized_by_attrs=True))
+    aliases=("sample_multinomial",), sized_by_attrs=True, lists_input_names=False))
 
 
 def _shuffle(p, data: np.ndarray) -> np.ndarray:

@@ -59,11 +59,9 @@ def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
     }
 
 
-_AMP_OPS = ("amp_cast", "amp_multicast")
-
-
 def _is_amp(node: Node) -> bool:
-    return node.op is not None and node.op.name in _AMP_OPS
+    """An AMP cast node (``OpDef.amp_cast_input``), which MXNet's ``RemoveAmpCast`` drops."""
+    return node.op is not None and node.op.amp_cast_input is not None
 
 
 def _skip_amp(node: Node, idx: int) -> tuple[Node, int]:
@@ -74,7 +72,7 @@ def _skip_amp_entry(node: Node, idx: int) -> tuple[Node, int, int]:
     """The entry an amp_cast chain reads, with the version its last amp node recorded."""
     version = 0
     while _is_amp(node):
-        j = idx if node.op.name == "amp_multicast" else 0
+        j = node.op.amp_cast_input(idx)
         versions = node.in_versions
         version = versions[j] if versions is not None and j < len(versions) else 0
         node, idx = node.inputs[j]

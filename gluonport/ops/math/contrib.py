@@ -33,7 +33,8 @@ register(OpDef("_contrib_quadratic", params={"a": Float(0.0), "b": Float(0.0), "
 register(OpDef("_contrib_gradientmultiplier",
                params={"scalar": Float(1.0), "is_int": Bool(True)},
                compute=lambda p, x: x.copy(),
-               doc="Identity in the forward pass (scales gradients in MXNet's backward)."))
+               doc="Identity in the forward pass (scales gradients in MXNet's backward).",
+               lists_input_names=False))
 
 
 # --- khatri_rao ------------------------------------------------------------------------------

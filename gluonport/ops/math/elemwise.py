@@ -205,7 +205,7 @@ def scalar(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") 
         return fn(*scalar_operands(p, x))
 
     return register(OpDef(name, params=SCALAR_PARAMS, compute=compute, infer_type=_scalar_type,
-                          aliases=aliases, doc=doc))
+                          aliases=aliases, doc=doc, lists_input_names=False))
 
 
 def _swap(fn: Kernel) -> Kernel:
@@ -279,8 +279,8 @@ _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
 ]
 for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
     _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias, gradient=_ELEMWISE_GRADS[_suffix],
-                     **({"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True}
-                        if _fn is _ADD else {}))
+                     **({"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True,
+                         "lists_output_names": True} if _fn is _ADD else {}))
     _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast)
 
 _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [

@@ -122,7 +122,8 @@ def _reducer(fn: ReduceFn) -> Callable:
 for _name, _fn, _aliases, _minmax in _REDUCERS:
     register(OpDef(_name, params=_AXES_PARAMS, compute=_reducer(_fn),
                    infer_shape=_minmax_rule if _minmax else _axes_rule, aliases=_aliases,
-                   doc=f"``{_name}`` over ``axis`` (all axes by default)."))
+                   doc=f"``{_name}`` over ``axis`` (all axes by default).",
+                   lists_input_names=False))
 
 
 # --- norm ------------------------------------------------------------------------------------
@@ -169,7 +170,8 @@ register(OpDef(
     params={"ord": Int(2), "axis": Optional(Shape()),
             "out_dtype": Optional(Enum(_NORM_DTYPES)), "keepdims": Bool(False)},
     compute=_norm, infer_shape=_norm_shape, infer_type=_norm_type, aliases=("_sparse_norm",),
-    doc="L1 (``ord=1``) or L2 (``ord=2``, Frobenius over several axes) norm."))
+    doc="L1 (``ord=1``) or L2 (``ord=2``, Frobenius over several axes) norm.",
+    lists_input_names=False))
 
 
 # --- argmax / argmin -------------------------------------------------------------------------
@@ -205,7 +207,8 @@ def _search(fn: Callable) -> Callable:
 
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     register(OpDef(_name, params=_AXIS_PARAMS, compute=_search(_fn), infer_shape=_axis_rule,
-                   doc=f"``{_name}`` along ``axis`` (flattened when None), in the input dtype."))
+                   doc=f"``{_name}`` along ``axis`` (flattened when None), in the input dtype.",
+                   lists_input_names=False))
 
 _CHANNEL = type("ChannelParams", (), {"axis": 1, "keepdims": False})()
 

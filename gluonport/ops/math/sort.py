@@ -125,7 +125,8 @@ register(OpDef(
             "is_ascend": Bool(False), "dtype": DType("float32", choices=_INDEX_DTYPES)},
     compute=_topk, infer_shape=_topk_rule, infer_type=_topk_type, num_outputs=_n_outputs,
     num_visible_outputs=lambda p: 2 if p.ret_typ == "both" else 1,
-    doc="The k largest (or smallest) elements along an axis: values, indices, mask or both."))
+    doc="The k largest (or smallest) elements along an axis: values, indices, mask or both.",
+    lists_input_names=False))
 
 
 def _sort_rule(p, in_shapes):
@@ -147,7 +148,7 @@ register(OpDef(
     "sort", params={"axis": Optional(Int(), default=-1), "is_ascend": Bool(True)},
     compute=_sort, infer_shape=_sort_rule,
     infer_type=lambda p, t: (t, [t[0], _HIDDEN_INDEX]), num_outputs=2, num_visible_outputs=1,
-    doc="Sorted copy along an axis (flattened when axis is None)."))
+    doc="Sorted copy along an axis (flattened when axis is None).", lists_input_names=False))
 
 
 def _argsort(p, x: np.ndarray) -> np.ndarray:
@@ -171,7 +172,8 @@ register(OpDef(
             "dtype": DType("float32", choices=_INDEX_DTYPES)},
     compute=_argsort, infer_shape=_argsort_rule,
     infer_type=lambda p, t: (t, [np.dtype(p.dtype)]),
-    doc="Indices that sort an array along an axis, in ``dtype`` (float32 by default)."))
+    doc="Indices that sort an array along an axis, in ``dtype`` (float32 by default).",
+    lists_input_names=False))
 
 
 

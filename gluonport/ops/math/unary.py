@@ -90,7 +90,8 @@ def math_unary(fn: ArrayFn) -> Callable[[np.ndarray], np.ndarray]:
 def unary(name: str, fn: ArrayFn, aliases: tuple[str, ...] = (), doc: str = "",
           **extra) -> OpDef:
     """A unary elementwise op keeping shape and dtype: ``fn(x)`` on the numpy array."""
-    return register(OpDef(name, compute=lambda p, x: fn(x), aliases=aliases, doc=doc, **extra))
+    return register(OpDef(name, compute=lambda p, x: fn(x), aliases=aliases, doc=doc,
+                          lists_input_names=False, **extra))
 
 
 def math_onnx(lower: M.Unary) -> Callable:
@@ -236,7 +237,7 @@ def _hard_sigmoid_onnx(ctx: LoweringContext) -> None:
 
 
 lowering(register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
-                        compute=_hard_sigmoid)))(_hard_sigmoid_onnx)
+                        compute=_hard_sigmoid, lists_input_names=False)))(_hard_sigmoid_onnx)
 
 
 def _clip(p, x: np.ndarray) -> np.ndarray:
@@ -278,7 +279,8 @@ def _clip_into(p, args: list, i: int) -> list | None:
 
 lowering(register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
                         aliases=("_npi_clip", "_sparse_clip"), fresh_outputs=True,
-                        inplace=InPlace(_clip_into, (0,), lambda p: p.a_min <= p.a_max))))(
+                        inplace=InPlace(_clip_into, (0,), lambda p: p.a_min <= p.a_max),
+                        lists_input_names=False)))(
     _clip_onnx)
 
 
@@ -311,7 +313,8 @@ def _cast_onnx(ctx: LoweringContext) -> None:
 
 lowering(register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
                         compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
-                        aliases=("cast", "_npi_cast", "_npx_cast"))))(_cast_onnx)
+                        aliases=("cast", "_npi_cast", "_npx_cast"),
+                        lists_input_names=False)))(_cast_onnx)
 
 _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
@@ -330,7 +333,8 @@ def _amp_cast(p, x: np.ndarray) -> np.ndarray:
 
 lowering(register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
                                                                      if d != "bool"])},
-                        compute=_amp_cast, infer_type=_amp_cast_type)))(_cast_onnx)
+                        compute=_amp_cast, infer_type=_amp_cast_type, lists_input_names=False,
+                        amp_cast_input=lambda k: 0)))(_cast_onnx)
 
 
 def _amp_widest(p, types: list) -> np.dtype | None:
@@ -362,6 +366,7 @@ lowering(register(OpDef(
              inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
              num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
              infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
+             amp_cast_input=lambda k: k,
 )))(_cast_onnx)
 
 

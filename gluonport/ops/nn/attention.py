@@ -34,7 +34,7 @@ def _div_sqrt_dim(p, x):
 
 
 register(OpDef("_contrib_div_sqrt_dim", compute=_div_sqrt_dim,
-               doc="Divide by the square root of the last dimension."))
+               doc="Divide by the square root of the last dimension.", lists_input_names=False))
 
 
 # --- interleaved attention matmuls -----------------------------------------------------------
@@ -149,7 +149,7 @@ for _name, _fn, _inputs, _rule in (
         ("encdec_valatt", _encdec_valatt, ("keys_values", "attention"), _encdec_valatt_shape)):
     define(f"_contrib_interleaved_matmul_{_name}", params=_HEADS, compute=_fn, inputs=_inputs,
            infer_shape=_rule, doc="Multi-head attention product on interleaved projections.",
-           check_shapes=True)
+           check_shapes=True, lists_output_names=True)
 
 
 # --- elementwise -----------------------------------------------------------------------------

@@ -486,7 +486,8 @@ register(OpDef(
     "Convolution", params=_conv_params(_CONV_LAYOUTS), inputs=_conv_inputs,
     infer_shape=_conv_shape, compute=_conv, aliases=("_npx_convolution",),
     fresh_outputs=True, input_hint=_data_hint("Convolution"),
-    doc="N-D convolution (cross-correlation) over (N+2)-D data, with groups and dilation."))
+    doc="N-D convolution (cross-correlation) over (N+2)-D data, with groups and dilation.",
+    lists_output_names=True))
 
 def _v1_check(p) -> None:
     if len(p.kernel) not in (2, 3):
@@ -507,13 +508,15 @@ def _v1_conv(p, x, w, b=None):
 register(OpDef(
     "Convolution_v1", params=_conv_params(("NCHW", "NHWC", "NCDHW", "NDHWC")),
     inputs=_conv_inputs, infer_shape=_v1_shape, compute=_v1_conv,
-    doc="MXNet's pre-1.0 convolution (2-D/3-D); computed like Convolution."))
+    doc="MXNet's pre-1.0 convolution (2-D/3-D); computed like Convolution.",
+    lists_output_names=True))
 
 register(OpDef(
     "Deconvolution", params=_conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
     infer_shape=_deconv_shape, compute=_deconv, aliases=("_npx_deconvolution",),
     input_hint=_data_hint("Deconvolution"), sized_by_attrs=True,
-    doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel)."))
+    doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel).",
+    lists_output_names=True))
 
 
 # --- UpSampling ------------------------------------------------------------------------------
@@ -600,7 +603,8 @@ register(OpDef(
     # when bilinear, the second image (arg1) when nearest.
     var_attrs={"weight": {"__init__": '["bilinear", {}]'},
                "arg1": {"__init__": '["bilinear", {}]'}},
-    doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW."))
+    doc="Nearest-neighbour (several inputs) or bilinear (Deconvolution) upsampling of NCHW.",
+    lists_output_names=True))
 
 
 # --- ONNX export -----------------------------------------------------------------------------

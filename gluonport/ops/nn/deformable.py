@@ -159,7 +159,8 @@ for _name, _mod in (("_contrib_DeformableConvolution", False),
         _name, params=_dcn_params(_mod), compute=_deformable_conv(_mod, _name[9:]),
         inputs=lambda p, _ins=_ins: _ins if p.no_bias else _ins + ("bias",),
         infer_shape=_dcn_shape_rule(_mod, _name[9:]),
-        doc="Deformable convolution (DCNv1; DCNv2 multiplies each sample by a mask)."))
+        doc="Deformable convolution (DCNv1; DCNv2 multiplies each sample by a mask).",
+        lists_output_names=True))
 
 
 # --- deformable convolution ------------------------------------------------------------------

@@ -156,7 +156,7 @@ register(OpDef(
     inputs=_fc_inputs, infer_shape=_fc_shape, compute=_fc, aliases=("_npx_fully_connected",),
     shape_needs_outputs=True, fresh_outputs=True, input_hint=_fc_hint,
     doc="out = dot(data, weight.T) + bias; data is flattened to 2-D unless flatten=False, "
-        "which applies the layer to the last axis."))
+        "which applies the layer to the last axis.", lists_output_names=True))
 
 
 # --- Activation ----------------------------------------------------------------------------------
@@ -199,7 +199,8 @@ register(OpDef(
     "Activation", params={"act_type": Enum(tuple(_ACTIVATIONS))}, compute=_activation,
     aliases=("_npx_activation",), fresh_outputs=True,
     inplace=InPlace(_relu_into, (0,), lambda p: p.act_type == "relu"),
-    doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign."))
+    doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.",
+    lists_input_names=False, lists_output_names=True))
 
 
 # --- LeakyReLU -----------------------------------------------------------------------------------
@@ -287,7 +288,8 @@ register(OpDef(
     infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",), keeps_shape=True,
     # MXNet 1.9.1's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25.
     var_attrs={"gamma": {"__init__": '["Constant", {"value": 0.25}]'}},
-    doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu."))
+    doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu.",
+    lists_output_names=True))
 
 
 # --- Dropout -------------------------------------------------------------------------------------
@@ -346,7 +348,7 @@ register(OpDef(
     infer_shape=_dropout_shape, compute=_dropout, train_compute=_dropout_train,
     aliases=("_npx_dropout",), keeps_shape=True,
     doc="Identity at inference (unless mode='always'); in training zeroes each element with "
-        "probability p and scales the rest by 1/(1-p)."))
+        "probability p and scales the rest by 1/(1-p).", lists_output_names=True))
 
 
 # --- softmax family ------------------------------------------------------------------------------
@@ -443,7 +445,7 @@ register(OpDef(
     "softmax", params=_SOFTMAX_PARAMS, inputs=_softmax_inputs, infer_shape=_softmax_shape,
     infer_type=_softmax_type, compute=_softmax_family("softmax"), aliases=("_npx_softmax",),
     doc="exp(x / t) / sum(exp(x / t)) along axis; with use_length=True positions past "
-        "length[...] are 0."))
+        "length[...] are 0.", lists_output_names=True))
 register(OpDef(
     "log_softmax", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
     compute=_softmax_family("log_softmax", log=True), aliases=("_npx_log_softmax",),
@@ -451,7 +453,7 @@ register(OpDef(
 register(OpDef(
     "softmin", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
     compute=_softmax_family("softmin", negate=True),
-    doc="softmax(-x) along axis."))
+    doc="softmax(-x) along axis.", lists_input_names=False, lists_output_names=True))
 
 
 def _softmax_activation(p, x: np.ndarray) -> np.ndarray:
@@ -468,7 +470,8 @@ register(OpDef(
     "SoftmaxActivation",
     params={"mode": Enum(("instance", "channel"), "instance")},
     compute=_softmax_activation,
-    doc="Deprecated softmax: mode='instance' over the last axis, 'channel' over axis 1."))
+    doc="Deprecated softmax: mode='instance' over the last axis, 'channel' over axis 1.",
+    lists_input_names=False, lists_output_names=True))
 
 
 # --- ONNX export ---------------------------------------------------------------------------------

@@ -114,11 +114,13 @@ def _col2im_shape(p, in_shapes):
 
 register(OpDef(
     "im2col", params=_IM2COL, compute=_im2col, infer_shape=_im2col_shape,
-    doc="Sliding-window columns of (N, C, *spatial) data: (N, C * prod(kernel), windows)."))
+    doc="Sliding-window columns of (N, C, *spatial) data: (N, C * prod(kernel), windows).",
+    lists_output_names=True))
 register(OpDef(
     "col2im", params={"output_size": Shape(), **_IM2COL}, compute=_col2im,
     infer_shape=_col2im_shape,
-    doc="Inverse layout of im2col, overlapping entries summed: (N, C, *output_size)."))
+    doc="Inverse layout of im2col, overlapping entries summed: (N, C, *output_size).",
+    lists_output_names=True))
 
 
 

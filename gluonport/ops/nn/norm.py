@@ -177,7 +177,7 @@ register(OpDef(
     train_compute=lambda p, *a: _bn_train("BatchNorm", p.axis, p, *a, plain_var=False),
     aliases=("_npx_batch_norm",), keeps_shape=True, fresh_outputs=True, inplace=InPlace(_bn_into),
     doc="(x - mean) / sqrt(var + eps) * gamma + beta per channel (axis); inference uses the "
-        "moving statistics; gamma is 1 when fix_gamma (the default)."))
+        "moving statistics; gamma is 1 when fix_gamma (the default).", lists_output_names=True))
 
 register(OpDef(
     "_contrib_SyncBatchNorm",
@@ -191,7 +191,7 @@ register(OpDef(
     compute=lambda p, *a: bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
     train_compute=lambda p, *a: _bn_train("_contrib_SyncBatchNorm", 1, p, *a, plain_var=True),
     doc="BatchNorm synchronised across devices in training; on one device (and at inference) "
-        "the same math as BatchNorm with the channel on axis 1."))
+        "the same math as BatchNorm with the channel on axis 1.", lists_output_names=True))
 
 
 # --- BatchNormWithReLU ----------------------------------------------------------------------------
@@ -226,7 +226,8 @@ register(OpDef(
     compute=lambda p, *a: _with_relu(bn_infer("_contrib_BatchNormWithReLU", p.axis, p, *a)),
     train_compute=lambda p, *a: _with_relu(
         _bn_train("_contrib_BatchNormWithReLU", p.axis, p, *a, plain_var=False)),
-    doc="BatchNorm followed by ReLU on its data output (MXNet's fused oneDNN operator)."))
+    doc="BatchNorm followed by ReLU on its data output (MXNet's fused oneDNN operator).",
+    lists_output_names=True))
 
 
 # --- LayerNorm -----------------------------------------------------------------------------------
@@ -269,7 +270,8 @@ register(OpDef(
     inputs=("data", "gamma", "beta"), num_outputs=3, num_visible_outputs=_ln_n_visible,
     output_names=("output", "mean", "std"), infer_shape=_ln_shape, compute=_layer_norm,
     aliases=("_npx_layer_norm",), keeps_shape=True,
-    doc="(x - mean) / sqrt(var + eps) * gamma + beta with moments over one axis."))
+    doc="(x - mean) / sqrt(var + eps) * gamma + beta with moments over one axis.",
+    lists_output_names=True))
 
 
 # --- InstanceNorm --------------------------------------------------------------------------------
@@ -310,7 +312,7 @@ register(OpDef(
     num_outputs=3, num_visible_outputs=1, output_names=("output", "mean", "var"),
     infer_shape=_in_shape, compute=_instance_norm, keeps_shape=True,
     doc="Per-sample, per-channel normalisation over the spatial axes, then gamma/beta per "
-        "channel."))
+        "channel.", lists_output_names=True))
 
 
 # --- GroupNorm -----------------------------------------------------------------------------------
@@ -347,7 +349,8 @@ register(OpDef(
     params={"num_groups": Int(1), "eps": Float(_EPS_1E5), "output_mean_var": Bool(False)},
     inputs=("data", "gamma", "beta"), num_outputs=3, num_visible_outputs=_ln_n_visible,
     output_names=("output", "mean", "std"), infer_shape=_gn_shape, compute=_group_norm,
-    doc="Normalisation over groups of channels; gamma and beta hold one value per group."))
+    doc="Normalisation over groups of channels; gamma and beta hold one value per group.",
+    lists_output_names=True))
 
 
 # --- L2Normalization -----------------------------------------------------------------------------
@@ -389,7 +392,7 @@ register(OpDef(
     num_outputs=2, num_visible_outputs=1, output_names=("output", "norm"),
     infer_shape=_l2_shape, compute=_l2_normalization,
     doc="x / sqrt(sum(x**2) + eps) over all but axis 0 (instance), over axis 1 (channel) or "
-        "over the spatial axes (spatial)."))
+        "over the spatial axes (spatial).", lists_output_names=True))
 
 
 # --- LRN -----------------------------------------------------------------------------------------
@@ -431,7 +434,7 @@ register(OpDef(
             "nsize": Int()},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "tmp_norm"),
     infer_shape=_lrn_shape, compute=_lrn,
-    doc="Local response normalisation across channels."))
+    doc="Local response normalisation across channels.", lists_output_names=True))
 
 
 # --- ONNX export ---------------------------------------------------------------------------------

@@ -96,7 +96,8 @@ register(OpDef(
             "smooth_alpha": Float(0.0)},
     inputs=("data", "label"), infer_shape=_softmax_output_shape, infer_type=_uniform_type,
     compute=_softmax_output, aliases=("Softmax",),
-    doc="Softmax forward of a cross-entropy loss head; the label only matters for backward."))
+    doc="Softmax forward of a cross-entropy loss head; the label only matters for backward.",
+    lists_output_names=True))
 
 
 # --- regression outputs --------------------------------------------------------------------------
@@ -153,7 +154,8 @@ register(OpDef(
             "use_linear": Bool(False)},
     inputs=("data", "label"), infer_shape=_svm_shape, infer_type=_uniform_type,
     compute=lambda p, x, label=None: x.copy(),
-    doc="Identity forward of a hinge-loss (SVM) head; label shape is data.shape[:-1]."))
+    doc="Identity forward of a hinge-loss (SVM) head; label shape is data.shape[:-1].",
+    lists_output_names=True))
 
 
 # --- loss markers and gradient blocking ----------------------------------------------------------
@@ -165,13 +167,15 @@ register(OpDef(
     "MakeLoss",
     params={"grad_scale": Float(1.0), "valid_thresh": Float(0.0),
             "normalization": Enum(("null", "batch", "valid"), "null")},
-    compute=_identity, doc="Marks its input as a loss (legacy); identity forward."))
+    compute=_identity, doc="Marks its input as a loss (legacy); identity forward.",
+    lists_output_names=True))
 register(OpDef(
     "make_loss", compute=_identity, output_names=("loss",), aliases=("_sparse_make_loss",),
-    doc="Marks its input as a loss; identity forward. Its output is named 'loss'."))
+    doc="Marks its input as a loss; identity forward. Its output is named 'loss'.",
+    lists_input_names=False, lists_output_names=True))
 register(OpDef(
     "BlockGrad", compute=_identity, aliases=("stop_gradient", "_sparse_stop_gradient"),
-    doc="Identity forward that stops gradients flowing back through it."))
+    doc="Identity forward that stops gradients flowing back through it.", lists_input_names=False))
 
 
 # --- CTCLoss -------------------------------------------------------------------------------------

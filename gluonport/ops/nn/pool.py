@@ -269,7 +269,7 @@ register(OpDef(
     num_outputs=_pool_n_out, num_visible_outputs=1,
     output_names=lambda p: ("output", "workspace") if _has_workspace(p) else ("output",),
     aliases=("_npx_pooling",),
-    doc="1-D/2-D/3-D max, average, sum or Lp pooling, optionally global."))
+    doc="1-D/2-D/3-D max, average, sum or Lp pooling, optionally global.", lists_output_names=True))
 
 
 # --- Pooling_v1 ------------------------------------------------------------------------------
@@ -323,7 +323,8 @@ register(OpDef(
             "global_pool": Bool(False), "pooling_convention": Enum(("full", "valid"), "valid"),
             "stride": Shape(()), "pad": Shape(())},
     compute=_pooling_v1, infer_shape=_v1_shape,
-    doc="MXNet's pre-1.0 pooling: zero padding for all types, avg over the full kernel."))
+    doc="MXNet's pre-1.0 pooling: zero padding for all types, avg over the full kernel.",
+    lists_output_names=True))
 
 
 # --- ONNX export: Pooling --------------------------------------------------------------------

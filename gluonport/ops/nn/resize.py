@@ -75,7 +75,8 @@ def _adaptive(p, x):
 register(OpDef(
     "_contrib_AdaptiveAvgPooling2D", params={"output_size": Shape(())},
     compute=_adaptive, infer_shape=_adaptive_shape,
-    doc="Average pooling to a fixed output size (PyTorch-style adaptive windows)."))
+    doc="Average pooling to a fixed output size (PyTorch-style adaptive windows).",
+    lists_input_names=False))
 
 
 # --- BilinearResize2D ------------------------------------------------------------------------
@@ -228,7 +229,8 @@ register(OpDef(
     params={"mode": Enum(("constant", "edge", "reflect")), "pad_width": Shape(),
             "constant_value": Float(0.0)},
     compute=_pad, infer_shape=_pad_shape, aliases=("pad",), sized_by_attrs=True,
-    doc="Pad the spatial axes of 4-D/5-D data (constant, edge or reflect)."))
+    doc="Pad the spatial axes of 4-D/5-D data (constant, edge or reflect).",
+    lists_output_names=True))
 
 
 # --- Crop ------------------------------------------------------------------------------------
@@ -280,7 +282,8 @@ register(OpDef(
     params={"num_args": Int(), "offset": Shape((0, 0)), "h_w": Shape((0, 0)),
             "center_crop": Bool(False)},
     variadic="num_args", compute=_crop, infer_shape=_crop_shape,
-    doc="Legacy crop of NCHW data to h_w or to a second input's height and width."))
+    doc="Legacy crop of NCHW data to h_w or to a second input's height and width.",
+    lists_output_names=True))
 
 
 # --- ONNX export: AdaptiveAvgPooling2D, BilinearResize2D -------------------------------------

@@ -260,7 +260,8 @@ register(OpDef(
             "lstm_state_clip_nan": Bool(False), "use_sequence_length": Bool(False)},
     inputs=_rnn_inputs, compute=_rnn, infer_shape=_rnn_shape, infer_type=_rnn_type,
     num_outputs=lambda p: len(_rnn_outputs(p)), output_names=_rnn_outputs,
-    doc="Fused multi-layer (bidirectional) RNN / LSTM / GRU over TNC data."))
+    doc="Fused multi-layer (bidirectional) RNN / LSTM / GRU over TNC data.",
+    lists_output_names=True))
 
 
 # --- _rnn_param_concat -------------------------------------------------------------------------
@@ -305,7 +306,8 @@ def _param_concat(p, *arrays: np.ndarray) -> np.ndarray:
 register(OpDef(
     "_rnn_param_concat", params={"num_args": Int(), "dim": Int(1)}, variadic="num_args",
     compute=_param_concat, infer_shape=_param_concat_shape, shape_needs_outputs=True,
-    doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output."))
+    doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output.",
+    lists_output_names=True))
 
 
 # --- ONNX export -----------------------------------------------------------------------------

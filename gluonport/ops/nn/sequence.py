@@ -148,7 +148,7 @@ _OPS = {
     name: register(OpDef(
         name, params={"use_sequence_length": Bool(False), **extra, "axis": Int(0)},
         inputs=_inputs, compute=compute, infer_shape=_seq_shape(name, allowed, drop),
-        infer_type=_seq_type, aliases=aliases, doc=doc))
+        infer_type=_seq_type, aliases=aliases, doc=doc, lists_output_names=True))
     for name, compute, allowed, drop, extra, aliases, doc in _TABLE}
 
 

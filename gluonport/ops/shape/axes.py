@@ -29,7 +29,8 @@ def _perm(p, ndim: int) -> tuple[int, ...]:
 
 define("transpose", lambda p, x: x.transpose(_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _perm(p, len(s)))), params={"axes": Shape(())},
-    doc="Permute the dims by ``axes`` (empty: reverse them).", name_errors=True)
+    doc="Permute the dims by ``axes`` (empty: reverse them).", name_errors=True,
+    lists_input_names=False)
 
 
 def _swap_perm(p, ndim: int) -> list[int]:
@@ -43,7 +44,7 @@ def _swap_perm(p, ndim: int) -> list[int]:
 define("SwapAxis", lambda p, x: x.transpose(_swap_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _swap_perm(p, len(s)))),
     params={"dim1": Int(0), "dim2": Int(0)}, aliases=("swapaxes",),
-    doc="Swap dims ``dim1`` and ``dim2``.", name_errors=True)
+    doc="Swap dims ``dim1`` and ``dim2``.", name_errors=True, lists_output_names=True)
 
 
 def _expand_shape(p, s):
@@ -54,7 +55,7 @@ def _expand_shape(p, s):
 
 define("expand_dims", lambda p, x: x.reshape(_expand_shape(p, x.shape)).copy(),
     one_output(_expand_shape), params={"axis": Int()}, doc="Insert a dim of size 1 at ``axis``.",
-    name_errors=True)
+    name_errors=True, lists_input_names=False)
 
 
 def _squeeze_shape(p, s, exact: bool = False):

@@ -89,7 +89,8 @@ def _broadcast(shape_fn: Callable) -> Callable:
 
 define("broadcast_to", _broadcast(_broadcast_to_shape), one_output(_broadcast_to_shape),
     params={"shape": Shape(())}, sized_by_attrs=True,
-    doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).", name_errors=True)
+    doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).", name_errors=True,
+    lists_input_names=False)
 
 
 def _broadcast_like_shape(p, ls: tuple, rs: tuple) -> tuple:
@@ -137,7 +138,8 @@ def _broadcast_axis_shape(p, s):
 define("broadcast_axis", _broadcast(_broadcast_axis_shape), one_output(_broadcast_axis_shape),
     params={"axis": Shape(()), "size": Shape(())}, aliases=("broadcast_axes",),
     sized_by_attrs=True,
-    doc="Broadcast the size-1 dims ``axis`` to ``size``.", name_errors=True)
+    doc="Broadcast the size-1 dims ``axis`` to ``size``.", name_errors=True,
+    lists_input_names=False)
 
 
 

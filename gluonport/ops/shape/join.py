@@ -47,7 +47,8 @@ def _concat(p, *xs):
 
 define("Concat", _concat, _concat_rule, variadic="num_args", aliases=("concat", "_sparse_concat"),
     params={"num_args": Int(), "dim": Int(1)},
-    doc="Join the inputs along ``dim``; every other dim must agree.", name_errors=True)
+    doc="Join the inputs along ``dim``; every other dim must agree.", name_errors=True,
+    lists_output_names=True)
 
 
 def _stack_rule(p, ins):
@@ -122,7 +123,8 @@ define("SliceChannel", _slice_channel, _slice_channel_rule, aliases=("split",),
     num_outputs=lambda p: p.num_outputs,
     output_names=lambda p: [f"output{i}" for i in range(p.num_outputs)],
     doc="Split ``data`` along ``axis`` into ``num_outputs`` equal parts; ``squeeze_axis`` "
-        "drops the split axis (its size must then equal ``num_outputs``).", name_errors=True)
+        "drops the split axis (its size must then equal ``num_outputs``).", name_errors=True,
+        lists_output_names=True)
 
 
 def _v2_count(p) -> int:

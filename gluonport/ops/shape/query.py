@@ -22,9 +22,10 @@ __all__ = []
 # --- shape queries and generators ------------------------------------------------------------
 define("shape_array", lambda p, x: np.array(x.shape, np.int64), one_output(lambda p, s: (len(s),)),
     infer_type=types_from((), "int64"), doc="The input's shape as an int64 array.",
-    name_errors=True)
+    name_errors=True, lists_input_names=False)
 define("size_array", lambda p, x: np.array([x.size], np.int64), one_output(lambda p, s: (1,)),
-    infer_type=types_from((), "int64"), doc="The input's size as an int64 array.", name_errors=True)
+    infer_type=types_from((), "int64"), doc="The input's size as an int64 array.", name_errors=True,
+    lists_input_names=False)
 
 
 def _arange_like_shape(p, s):
@@ -49,7 +50,7 @@ define("_contrib_arange_like", _arange_like, one_output(_arange_like_shape),
     params={"start": Float(0.0), "step": Float(1.0), "repeat": Int(1), "ctx": Str(""),
             "axis": Optional(Int())},
     doc="``start + (i // repeat) * step`` shaped like the input (or its ``axis``), in the "
-        "input's dtype.", name_errors=True)
+        "input's dtype.", name_errors=True, lists_input_names=False)
 
 
 def _diag_shape(p, s):

@@ -328,7 +328,8 @@ define("Reshape", _reshape, _reshape_rule, aliases=("reshape",), shape_needs_out
             "keep_highest": Bool(False)},
     doc="Reshape ``data`` to ``shape`` with MXNet's special codes 0, -1, -2, -3, -4 "
         "(see :func:`gluonport.ops.shape.infer_reshape`); ``reverse`` reads them right to "
-        "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.", name_errors=True)
+        "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.", name_errors=True,
+        lists_input_names=False)
 
 
 def _like_range(ndim: int, begin, end, side: str) -> tuple[int, int]:
@@ -371,7 +372,7 @@ def _flatten_shape(p, s):
 define("Flatten", lambda p, x: x.reshape(_flatten_shape(p, x.shape)).copy(),
        one_output(_flatten_shape),
     aliases=("flatten",), doc="Collapse all dims but the first: ``(d0, d1*...*dk)``.",
-    name_errors=True)
+    name_errors=True, lists_input_names=False)
 
 
 

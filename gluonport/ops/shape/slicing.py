@@ -42,7 +42,8 @@ _SLICE_PARAMS = {"begin": Shape(allow_none=True), "end": Shape(allow_none=True),
 define("slice", lambda p, x: x[tuple(_slices(p, x.shape))].copy(), one_output(_slice_shape),
     params=_SLICE_PARAMS, aliases=("crop", "_sparse_slice"),
     doc="Slice ``data[begin:end:step]`` per axis (None entries take Python's defaults; "
-        "negative steps allowed); axes past ``len(begin)`` are kept whole.", name_errors=True)
+        "negative steps allowed); axes past ``len(begin)`` are kept whole.", name_errors=True,
+        lists_input_names=False)
 
 
 def _axis_range(p, s: tuple) -> tuple[int, int, int]:
@@ -71,7 +72,8 @@ def _slice_axis(p, x):
 define("slice_axis", _slice_axis, one_output(_slice_axis_shape),
     params={"axis": Int(), "begin": Int(), "end": Optional(Int(), default=REQUIRED)},
     doc="Slice ``[begin, end)`` along one ``axis`` (negative indices count from the end, "
-        "``end=None`` is the end); MXNet refuses an empty result.", name_errors=True)
+        "``end=None`` is the end); MXNet refuses an empty result.", name_errors=True,
+        lists_input_names=False)
 
 
 def _slice_like_axes(p, ls: tuple, rs: tuple) -> list[int]:

@@ -358,7 +358,7 @@ define("_contrib_index_array", _index_array,
                           tuple(ins[0]) + (len(_index_axes(p, len(ins[0]))),)]),
     params={"axes": Optional(Shape())}, infer_type=types_from((), "int64"),
     doc="Each element's index (along ``axes``, default all) as an int64 array of shape "
-        "``data.shape + (len(axes),)``.", name_errors=True)
+        "``data.shape + (len(axes),)``.", name_errors=True, lists_output_names=True)
 
 
 # --- legacy NDArray functions: _onehot_encode / fill_element_0index ------------------------------

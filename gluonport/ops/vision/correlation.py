@@ -80,7 +80,8 @@ define(
             "stride2": Int(1), "pad_size": Int(0), "is_multiply": Bool(True)},
     compute=_correlation, inputs=("data1", "data2"), infer_shape=_corr_shape, num_outputs=3,
     num_visible_outputs=1, output_names=("output", "tmp1", "tmp2"),
-    doc="FlowNet correlation between patches of two feature maps.", check_shapes=True)
+    doc="FlowNet correlation between patches of two feature maps.", check_shapes=True,
+    lists_output_names=True)
 
 
 # --- Correlation -----------------------------------------------------------------------------

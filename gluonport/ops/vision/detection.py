@@ -175,7 +175,7 @@ define(
     compute=_box_nms, infer_shape=_nms_shape, num_outputs=2, num_visible_outputs=1,
     aliases=("_contrib_box_non_maximum_suppression",),
     doc="Non-maximum suppression of ``[..., N, W]`` box rows; suppressed rows become -1.",
-    check_shapes=True)
+    check_shapes=True, lists_input_names=False)
 
 
 # --- box_iou ---------------------------------------------------------------------------------
@@ -259,7 +259,8 @@ define(
     no_onnx="a sequential greedy matching (each accepted pair removes its row and column "
             "before the next pick) with no ONNX operator to express it short of a Loop; it "
             "builds training targets (SSD), not inference outputs",
-    doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.", check_shapes=True)
+    doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.", check_shapes=True,
+    lists_input_names=False)
 
 
 # --- box_encode / box_decode -----------------------------------------------------------------

@@ -443,39 +443,40 @@ define("_image_resize",
        aliases=("_npx__image_resize",),
        sized_by_attrs=True,
        no_onnx="OpenCV's resize rounds uint8 in fixed point (11-bit weights, shifts) and has "
-               "its own border and area rules, which ONNX Resize does not reproduce")
+               "its own border and area rules, which ONNX Resize does not reproduce",
+               lists_input_names=False)
 define("_image_crop",
        lambda p, x: crop(x, p.x, p.y, p.width, p.height),
        _crop_rule,
        params={"x": Int(), "y": Int(), "width": Int(), "height": Int()},
        doc="A width x height window at (x, y) of HWC/NHWC images.",
-       aliases=("_npx__image_crop",))
+       aliases=("_npx__image_crop",), lists_input_names=False)
 define("_image_flip_left_right",
        lambda p, x: flip(x, 1, "image.flip_left_right"),
        _image_rule("image.flip_left_right"),
        params={},
        doc="Mirror an HWC image left to right.",
-       aliases=("_npx__image_flip_left_right",))
+       aliases=("_npx__image_flip_left_right",), lists_input_names=False)
 define("_image_flip_top_bottom",
        lambda p, x: flip(x, 0, "image.flip_top_bottom"),
        _image_rule("image.flip_top_bottom"),
        params={},
        doc="Mirror an HWC image top to bottom.",
-       aliases=("_npx__image_flip_top_bottom",))
+       aliases=("_npx__image_flip_top_bottom",), lists_input_names=False)
 define("_image_random_flip_left_right",
        lambda p, x: random_flip(x, 1, "image.random_flip_left_right"),
        _image_rule("image.random_flip_left_right"),
        params={},
        doc="flip_left_right with probability 1/2.",
        aliases=("_npx__image_random_flip_left_right",),
-       no_onnx=_NO_ONNX_RANDOM)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
 define("_image_random_flip_top_bottom",
        lambda p, x: random_flip(x, 0, "image.random_flip_top_bottom"),
        _image_rule("image.random_flip_top_bottom"),
        params={},
        doc="flip_top_bottom with probability 1/2.",
        aliases=("_npx__image_random_flip_top_bottom",),
-       no_onnx=_NO_ONNX_RANDOM)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
 
 _FACTORS = {"min_factor": Float(), "max_factor": Float()}
 for _name, _adjust in (("brightness", adjust_brightness), ("contrast", adjust_contrast),
@@ -487,7 +488,7 @@ for _name, _adjust in (("brightness", adjust_brightness), ("contrast", adjust_co
            doc=f"Adjust the {_name} of an HWC image by a factor drawn from "
                "[min_factor, max_factor).",
            aliases=(f"_npx__image_random_{_name}",),
-           no_onnx=_NO_ONNX_RANDOM)
+           no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
 
 define("_image_random_color_jitter",
        lambda p, x: random_color_jitter(x, p.brightness, p.contrast, p.saturation, p.hue),
@@ -496,20 +497,20 @@ define("_image_random_color_jitter",
                "hue": Float()},
        doc="Brightness, contrast, saturation and hue jitter in a random order.",
        aliases=("_npx__image_random_color_jitter",),
-       no_onnx=_NO_ONNX_RANDOM)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
 define("_image_adjust_lighting",
        lambda p, x: adjust_lighting(x, p.alpha),
        _image_rule("image.adjust_lighting"),
        params={"alpha": FloatTuple()},
        doc="AlexNet-style PCA lighting with given alphas.",
-       aliases=("_npx__image_adjust_lighting",))
+       aliases=("_npx__image_adjust_lighting",), lists_input_names=False)
 define("_image_random_lighting",
        lambda p, x: random_lighting(x, p.alpha_std),
        _image_rule("image.random_lighting"),
        params={"alpha_std": Float(0.05)},
        doc="AlexNet-style PCA lighting noise, alphas drawn from N(0, alpha_std).",
        aliases=("_npx__image_random_lighting",),
-       no_onnx=_NO_ONNX_RANDOM)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
 
 
 # --- ONNX lowerings ---------------------------------------------------------------------------

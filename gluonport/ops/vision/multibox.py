@@ -110,7 +110,8 @@ define(
             "steps": FloatTuple((-1.0, -1.0)), "offsets": FloatTuple((0.5, 0.5))},
     compute=_multibox_prior, infer_shape=_prior_shape,
     infer_type=float32_only("MultiBoxPrior"), aliases=("_npx_multibox_prior",),
-    doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.", check_shapes=True)
+    doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.", check_shapes=True,
+    lists_output_names=True)
 
 
 # --- MultiBoxDetection -----------------------------------------------------------------------
@@ -218,7 +219,7 @@ define(
     infer_shape=_detection_shape, infer_type=float32_only("MultiBoxDetection"),
     aliases=("_npx_multibox_detection",),
     doc="SSD detection output ``(B, A, 6)`` rows ``[id, score, xmin, ymin, xmax, ymax]``.",
-    check_shapes=True)
+    check_shapes=True, lists_output_names=True)
 
 
 # --- MultiBoxTarget --------------------------------------------------------------------------
@@ -358,7 +359,8 @@ define(
     output_names=("loc_target", "loc_mask", "cls_target"), aliases=("_npx_multibox_target",),
     no_onnx="training-target generation (greedy per-ground-truth anchor matching and hard "
             "negative mining, both sequential); inference graphs do not contain it",
-    doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.", check_shapes=True)
+    doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.", check_shapes=True,
+    lists_output_names=True)
 
 
 # --- ONNX export -----------------------------------------------------------------------------

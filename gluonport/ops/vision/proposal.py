@@ -189,7 +189,7 @@ for _name, _fn, _per_image in (("_contrib_Proposal", _proposal, False),
         num_visible_outputs=lambda p: 2 if p.output_score else 1,
         output_names=("output", "score"),
         doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).",
-        check_shapes=True)
+        check_shapes=True, lists_output_names=True)
 
 
 # --- Proposal / MultiProposal ----------------------------------------------------------------

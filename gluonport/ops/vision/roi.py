@@ -159,7 +159,7 @@ define(
     infer_type=_roi_pooling_type, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "maxidx"), aliases=("_npx_roi_pooling",),
     doc="Max pooling of each ROI ``[batch, x1, y1, x2, y2]`` into ``pooled_size`` bins.",
-    check_shapes=True)
+    check_shapes=True, lists_output_names=True)
 
 
 # --- ROIAlign --------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ define(
             "position_sensitive": Bool(False), "aligned": Bool(False)},
     compute=_roi_align, inputs=("data", "rois"), infer_shape=_roi_align_shape,
     doc="ROIAlign (Mask R-CNN): bilinear average pooling of each ROI into ``pooled_size``.",
-    check_shapes=True)
+    check_shapes=True, lists_output_names=True)
 
 
 # --- PSROIPooling ----------------------------------------------------------------------------
@@ -330,7 +330,8 @@ define(
     params={"spatial_scale": Float(), "output_dim": Int(), "pooled_size": Int(),
             "group_size": Int(0)},
     compute=_psroi_pooling, inputs=("data", "rois"), infer_shape=_psroi_shape,
-    doc="Position-sensitive ROI average pooling (R-FCN).", check_shapes=True)
+    doc="Position-sensitive ROI average pooling (R-FCN).", check_shapes=True,
+    lists_output_names=True)
 
 
 def i64(ctx: LoweringContext, value, hint: str = "i") -> str:

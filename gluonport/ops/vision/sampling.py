@@ -68,7 +68,8 @@ define(
     "BilinearSampler", params={"cudnn_off": Optional(Bool())}, compute=_sampler,
     inputs=("data", "grid"), infer_shape=_sampler_shape, num_outputs=2,
     num_visible_outputs=1, output_names=("output", "tmp"),
-    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.", check_shapes=True)
+    doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.", check_shapes=True,
+    lists_output_names=True)
 
 
 def affine_grid_dst(height: int, width: int, dtype) -> np.ndarray:
@@ -122,7 +123,8 @@ define(
     params={"transform_type": Enum(("affine", "warp")), "target_shape": Shape((0, 0))},
     compute=_grid_generator, infer_shape=_grid_shape, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "grid_dst"),
-    doc="Sampling grid from an affine matrix or an optical-flow field.", check_shapes=True)
+    doc="Sampling grid from an affine matrix or an optical-flow field.", check_shapes=True,
+    lists_output_names=True)
 
 
 def _stn_dst(h: int, w: int, dtype) -> np.ndarray:
@@ -160,7 +162,8 @@ define(
             "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
     compute=_spatial_transformer, inputs=("data", "loc"), infer_shape=_stn_shape,
     num_outputs=3, num_visible_outputs=1, output_names=("output", "grid_dst", "grid_src"),
-    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.", check_shapes=True)
+    doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.", check_shapes=True,
+    lists_output_names=True)
 
 
 # --- grids and bilinear sampling -------------------------------------------------------------
