@@ -1,0 +1,140 @@
+"""Every op's gradient rule (``OpDef.gradient``), on every row of every case table.
+
+Ways (test ids ``<family>-<case>-<way>``):
+
+    golden    the imperative tape's input gradients equal MXNet 1.9.1's for the row's inputs
+              and a random head gradient (``tests/golden/ops/grad_<family>.npz``, made by
+              ``tests/golden/ops/gen_grads.py``; rtol 1e-4 / atol 1e-5 unless the row says
+              ``grad_rtol``/``grad_atol``: float32 accumulation order differs)
+    numeric   float64 central differences of ``sum(head * op(x))`` (the op's forward compute
+              only) against the tape (rtol 1e-5 / atol 1e-7; rows may set ``fd_rtol``/``fd_atol``
+              or ``no_fd`` with the reason, e.g. kinks: relu at 0)
+    status    rows MXNet refuses to differentiate (``grad_status.json``) are refused here too
+
+A row whose op has no gradient rule yet is skipped, naming the op; ``tests/ops/test_coverage.py``
+holds the list of ops still without one, so the skip list can only shrink.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import gluonport as mx
+from gluonport.ops import registry
+from tests.ops._driver import FAMILIES
+from tests.ops._gradcheck import (
+    GOLDEN_DIR,
+    check_grad_golden,
+    check_grad_numeric,
+    load_grad_golden,
+    make_inputs,
+)
+
+_GOLDENS: dict[str, dict] = {}
+
+
+def _golden(family: str) -> dict:
+    if family not in _GOLDENS:
+        _GOLDENS[family] = load_grad_golden(family)
+    return _GOLDENS[family]
+
+
+def _status() -> dict:
+    path = os.path.join(GOLDEN_DIR, "grad_status.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+STATUS = _status()
+_TRAIN_TABLES = {"TRAIN_CASES"}
+
+
+def _rows():
+    for family, fam in FAMILIES.items():
+        import importlib
+
+        module = importlib.import_module(f"tests.ops.cases_{family}")
+        for table in fam.tables:
+            for case in getattr(module, table):
+                yield family, case, table in _TRAIN_TABLES
+
+
+ROWS = list(_rows())
+
+
+def _needs_rule(case: dict) -> registry.OpDef:
+    op = registry.get(case["op"])
+    if op.gradient is None:
+        pytest.skip(f"{op.name} has no gradient rule yet")
+    return op
+
+
+@pytest.mark.parametrize("family, case, train", [
+    pytest.param(f, c, t, id=f"{f}-{c['name']}-golden") for f, c, t in ROWS
+    if STATUS.get(c["name"], {}).get("status") == "ok"])
+def test_golden(family, case, train):
+    _needs_rule(case)
+    golden = _golden(family)
+    if case["name"] not in golden:
+        pytest.skip("no MXNet gradient recorded for this row")
+    check_grad_golden(case, golden, train)
+
+
+def _fd_inputs(case: dict) -> list[np.ndarray] | None:
+    inputs = make_inputs(case)
+    if not any(x.dtype.kind == "f" for x in inputs) or sum(x.size for x in inputs) > 400:
+        return None
+    if not all(np.isfinite(x).all() for x in inputs if x.dtype.kind == "f"):
+        return None
+    outs = mx.nd.invoke(case["op"], [mx.nd.array(x, dtype=x.dtype) for x in inputs],
+                        dict(case.get("attrs", {})))
+    outs = outs if isinstance(outs, list) else [outs]
+    if not all(np.isfinite(o.asnumpy()).all() for o in outs if np.dtype(o.dtype).kind == "f"):
+        return None  # a pole or overflow: differences mean nothing there
+    return inputs
+
+
+@pytest.mark.parametrize("family, case, train", [
+    pytest.param(f, c, t, id=f"{f}-{c['name']}-numeric") for f, c, t in ROWS
+    if STATUS.get(c["name"], {}).get("status", "ok") == "ok"])
+def test_numeric(family, case, train):
+    op = _needs_rule(case)
+    if case.get("no_fd"):
+        pytest.skip(case["no_fd"])
+    if op.gradient is registry.zero_gradient:
+        pytest.skip("zero gradient by MXNet's rule (the status and golden ways check it)")
+    if op.params.fields.get("p") is not None and train:
+        pytest.skip("random in training mode: no finite differences")
+    inputs = _fd_inputs(case)
+    if inputs is None:
+        pytest.skip("no float inputs, non-finite values, or too large for finite differences")
+    check_grad_numeric(case["op"], inputs, case.get("attrs", {}),
+                       rtol=case.get("fd_rtol", 1e-5), atol=case.get("fd_atol", 1e-7),
+                       train=train)
+
+
+@pytest.mark.parametrize("family, case, train", [
+    pytest.param(f, c, t, id=f"{f}-{c['name']}-status") for f, c, t in ROWS
+    if STATUS.get(c["name"], {}).get("status") == "error"])
+def test_refused(family, case, train):
+    op = registry.get(case["op"])
+    if op.gradient is None and op.no_gradient is None:
+        pytest.skip(f"{op.name}: no gradient rule or reason yet")
+    inputs = [mx.nd.array(x, dtype=x.dtype) for x in make_inputs(case)]
+    floats = [a for a in inputs if np.dtype(a.dtype).kind == "f"]
+    for a in floats:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=train):
+        outs = mx.nd.invoke(case["op"], inputs, dict(case.get("attrs", {})))
+    outs = outs if isinstance(outs, list) else [outs]
+    heads = [o for o in outs if np.dtype(o.dtype).kind == "f"]
+    if not floats or not heads:
+        pytest.skip("nothing to differentiate")
+    with pytest.raises(mx.GluonportError, match=op.name):
+        mx.autograd.backward(heads)
