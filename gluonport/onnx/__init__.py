@@ -33,9 +33,10 @@ _LAZY = {
     "DEFAULT_OPSET": "opset", "MIN_OPSET": "opset", "max_opset": "opset",
     "BisectResult": "verify", "VerifyReport": "verify", "bisect": "verify", "verify": "verify",
 }
-# names defined a layer above and kept here for existing code: {name: (module, attribute)}.
+# re-exports of names defined a layer above, kept for existing code: {name: (module, attribute)}.
 # import_to_gluon builds a Gluon SymbolBlock, so it lives in gluon/ (which imports onnx/, never
-# the reverse); this package looks it up by name only when the name is first used.
+# the reverse). Nothing in onnx/ calls it; the name is looked up only when first used
+# (ARCHITECTURE.md, "Layers"). Code below gluon/ that needs it gets it handed in instead.
 _ALIASES = {"import_to_gluon": ("gluonport.gluon.symbol_block", "import_to_gluon")}
 _SUBMODULES = frozenset({"backend", "export", "importer", "opset", "verify"})
 
