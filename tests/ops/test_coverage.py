@@ -141,7 +141,8 @@ def test_legacy_upgrade_reads_var_attrs_from_the_registry(case):
 
 # --- no per-op table outside ops/ --------------------------------------------------------------
 _READERS = ("_fusion.py", "summary.py", os.path.join("formats", "_symlegacy.py"),
-            os.path.join("onnx", "_context.py"))
+            os.path.join("onnx", "_context.py"), os.path.join("gluon", "_op_hook.py"),
+            os.path.join("symbol", "_graphio.py"))
 
 
 def _op_names_in(node: ast.AST) -> list[str]:
@@ -153,7 +154,8 @@ def _op_names_in(node: ast.AST) -> list[str]:
 @pytest.mark.parametrize("module", _READERS)
 def test_no_op_name_tables_outside_ops(module):
     """The modules that read per-op facts (in-place kernels, summary hints, the legacy
-    upgrader's variable attributes, the exporter's all-zero producers) hold no table keyed by
+    upgrader's variable attributes, the exporter's all-zero producers, the op hook's tensor
+    names, the AMP casts symbol JSON drops) hold no table keyed by
     op names and no comparison with one: the facts are OpDef fields. (The legacy upgrader's
     0.9.5 step names argmax/argmin because MXNet's upgrader does; it is a rule of the file
     format, not a table.)"""
