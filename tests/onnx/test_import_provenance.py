@@ -347,10 +347,10 @@ def test_group_read_outside_is_refused(name, key):
     assert f"restoring MXNet node {key!r}" in str(info.value)
 
 
-def _dilated_relu(ctx):
-    """relu as a 1x1 max pool with dilations (the identity) then Max with 0: valid ONNX whose
-    MaxPool the importer refuses while building (MXNet's Pooling has no dilation)."""
-    pooled = ctx.make("MaxPool", [ctx.inputs[0]], kernel_shape=[1, 1], dilations=[2, 2])
+def _einsum_relu(ctx):
+    """relu as an Einsum '...->...' (the identity) then Max with 0: valid ONNX whose Einsum
+    the importer refuses while building (no ellipsis)."""
+    pooled = ctx.make("Einsum", [ctx.inputs[0]], equation="...->...")
     ctx.make("Max", [pooled, ctx.const(np.float32(0), "zero")], outputs=ctx.outputs)
 
 
@@ -365,22 +365,22 @@ def test_failure_while_building_restores_the_group(failure, monkeypatch):
     again; the other ops stay ONNX imports. With the group's provenance broken, the error."""
     from gluonport.onnx import _import_context, export
 
-    monkeypatch.setitem(export._CUSTOM, "relu", [(13, _dilated_relu)])
+    monkeypatch.setitem(export._CUSTOM, "relu", [(13, _einsum_relu)])
     if failure == "handler_bug":
-        row = _import_context._TABLE[("", "MaxPool")]
-        monkeypatch.setitem(_import_context._TABLE, ("", "MaxPool"),
-                            [_import_context.Handler("MaxPool", "", h.since, _raise_value_error,
+        row = _import_context._TABLE[("", "Einsum")]
+        monkeypatch.setitem(_import_context._TABLE, ("", "Einsum"),
+                            [_import_context.Handler("Einsum", "", h.since, _raise_value_error,
                                                      h.attrs) for h in row])
     sym = mx.sym.sqrt(mx.sym.relu(mx.sym.abs(mx.sym.var("x"), name="a"), name="r"), name="s")
     feed = {"x": np.linspace(-2, 2, 24, dtype=np.float32).reshape(1, 2, 3, 4)}
     model = export_symbol(sym, {}, in_shapes=[(1, 2, 3, 4)])
-    assert "MaxPool" in {n.op_type for n in model.graph.node}
+    assert "Einsum" in {n.op_type for n in model.graph.node}
     back, arg, aux = import_model(model)
     assert _ops(back) == {"a__Abs": "abs", "r": "relu", "s__Sqrt": "sqrt"}
     _assert_same(_run(back, arg, aux, feed), forward(sym, feed), EXACT)
     _spy(model, "r")
     error = UnsupportedOpError if failure == "unsupported" else GluonportError
-    with pytest.raises(error, match="dilation" if failure == "unsupported" else "handler bug"
+    with pytest.raises(error, match="ellipsis" if failure == "unsupported" else "handler bug"
                        ) as info:
         import_model(model)
     if failure == "unsupported":

@@ -142,9 +142,10 @@ def _pool(ctx: ImportContext, x: Value, pool_type: str, kernel_shape, strides, p
           p_value: int | None = None) -> object:
     n = len(kernel_shape)
     stride, dilate = int_attr_list(strides, n, 1), int_attr_list(dilations, n, 1)
-    if any(d != 1 for d in dilate):
-        raise ctx.fail(f"dilations {dilate}: MXNet's Pooling has no dilation")
     begin, end = explicit_pads(ctx, x, kernel_shape, stride, dilate, pads, auto_pad)
+    if any(d != 1 for d in dilate):
+        return _dilated_pool(ctx, x, pool_type, list(kernel_shape), stride, dilate, begin, end,
+                             bool(ceil_mode), bool(count_include_pad), p_value)
     kw = {"kernel": tuple(kernel_shape), "stride": tuple(stride), "pool_type": pool_type,
           "pooling_convention": _convention(ctx, x, kernel_shape, stride, begin, end,
                                             bool(ceil_mode))}
@@ -163,6 +164,72 @@ def _pool(ctx: ImportContext, x: Value, pool_type: str, kernel_shape, strides, p
     data, pad = _pre_pad(ctx, x, begin, end, fill)
     out = ctx.op("Pooling", data.sym, pad=pad, **kw)
     return cast(ctx, out, ctx.out_dtype()) if small_int else out
+
+
+def _dilated_pool(ctx: ImportContext, x: Value, pool_type: str, kernel: list[int], stride,
+                  dilate, begin: list[int], end: list[int], ceil: bool, include_pad: bool,
+                  p: int | None) -> object:
+    """Pooling with dilations, which MXNet's Pooling lacks: one strided ``slice`` of the padded
+    input per kernel tap (tap ``j`` of output ``i`` reads ``i * stride + j * dilation``),
+    combined by ``broadcast_maximum`` (max) or ``add_n`` (avg, lp). ONNX's output size (ceil
+    mode drops a window that starts in the end padding) needs the static input size; windows
+    running past the end in ceil mode read a fill that never wins (max) or counts (avg)."""
+    sizes = _spatial(ctx, x, len(kernel))
+    if not all(isinstance(s, int) for s in sizes):
+        raise ctx.fail(f"dilations {list(dilate)}: pooling with dilations needs the static "
+                       "input size")
+    outs, over = [], []
+    for size, k, s, d, b, e in zip(sizes, kernel, stride, dilate, begin, end):
+        span = size + b + e - ((k - 1) * d + 1)
+        o = (-(-span // s) if ceil else span // s) + 1
+        if ceil and (o - 1) * s >= size + b:
+            o -= 1
+        if o < 1:
+            raise ctx.fail(f"dilated window {(k - 1) * d + 1} is larger than the padded input")
+        outs.append(o)
+        over.append(max((o - 1) * s + (k - 1) * d + 1 - (size + b + e), 0))
+    zeros = [0, 0]
+    fill = _lowest(x.dtype) if pool_type == "max" else 0.0
+    src = x
+    if pool_type == "lp":
+        src = Value(ctx, x.name, sym=ctx.op("_power_scalar", ctx.op("abs", x.sym),
+                                            scalar=float(p)), shape=x.shape, dtype=x.dtype)
+    padded = pad_sym(ctx, src, zeros + begin, zeros + [e + o for e, o in zip(end, over)],
+                     "constant", fill)
+    taps = _taps(ctx, padded, kernel, stride, dilate, outs)
+    if pool_type == "max":
+        out = taps[0]
+        for t in taps[1:]:
+            out = ctx.op("broadcast_maximum", out, t)
+        return out
+    total = ctx.op("add_n", *taps, num_args=len(taps)) if len(taps) > 1 else taps[0]
+    if pool_type == "lp":
+        return ctx.op("_power_scalar", total, scalar=1.0 / p)
+    if include_pad and not any(over):
+        return ctx.op("_div_scalar", total, scalar=float(np.prod(kernel)))
+    ones = Value(ctx, x.name, sym=ctx.op("ones_like", x.sym), shape=x.shape, dtype=x.dtype)
+    if include_pad:  # the pads count, the ceil-mode overhang does not
+        ones = Value(ctx, x.name, sym=pad_sym(ctx, ones, zeros + begin, zeros + end,
+                                              "constant", 1.0), shape=None, dtype=x.dtype)
+        mask = pad_sym(ctx, ones, [0] * (len(kernel) + 2), zeros + over, "constant", 0.0)
+    else:
+        mask = pad_sym(ctx, ones, zeros + begin, zeros + [e + o for e, o in zip(end, over)],
+                       "constant", 0.0)
+    counts = _taps(ctx, mask, kernel, stride, dilate, outs)
+    count = ctx.op("add_n", *counts, num_args=len(counts)) if len(counts) > 1 else counts[0]
+    return ctx.op("broadcast_div", total, count)
+
+
+def _taps(ctx: ImportContext, s, kernel, stride, dilate, outs) -> list:
+    """One strided slice per kernel offset: tap ``j`` covers ``j * d + i * s`` for each output
+    position ``i``."""
+    taps = []
+    for offset in np.ndindex(*kernel):
+        begin = [j * d for j, d in zip(offset, dilate)]
+        stop = [b + (o - 1) * st + 1 for b, o, st in zip(begin, outs, stride)]
+        taps.append(ctx.op("slice", s, begin=(None, None) + tuple(begin),
+                           end=(None, None) + tuple(stop), step=(None, None) + tuple(stride)))
+    return taps
 
 
 def _convention(ctx: ImportContext, x: Value, kernel, stride, begin, end, ceil: bool) -> str:
