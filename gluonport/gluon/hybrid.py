@@ -17,8 +17,9 @@ from .. import ndarray as _nd
 from .. import symbol as _sym
 from ..context import Context
 from ..errors import DeferredInitializationError, GluonportError, ShapeError
-from ..ndarray import NDArray
+from ..ndarray import NDArray, _tape
 from ..symbol import Symbol
+from ..symbol._backward import build_backward
 from ..symbol.executor import GraphPlan
 from ._nested import flatten, regroup
 from .block import Block
@@ -67,6 +68,7 @@ class CachedGraph:
         self.monitor_all = False
         self.labels = labels
         self.static_shape = static_shape
+        self._train_graphs: dict[tuple[str, ...], Any] = {}
 
     @property
     def backend(self) -> str:
@@ -81,10 +83,20 @@ class CachedGraph:
             self._exports = graph_exports(self.symbol)
         return "onnxruntime" if self._exports else "numpy"
 
+    def _inputs(self, data: list[NDArray], ctx: Context) -> list[NDArray | None]:
+        """The arrays behind the graph's inputs, in ``list_inputs`` order (``None``: a label
+        input SymbolBlock feeds itself)."""
+        return [None if is_data is None else data[ref] if is_data else ref.data(ctx)
+                for is_data, ref in self.args]
+
     def __call__(self, data: list[NDArray], ctx: Context) -> list[NDArray]:
         # training mode (autograd.record / train_mode): Dropout, batch-statistics BatchNorm;
         # onnxruntime runs inference graphs only, so such a call takes the numpy executor
         training = autograd.is_training()
+        if autograd.is_recording():
+            arrays = self._inputs(data, ctx)
+            if any(a is not None and a._ag is not None for a in arrays):
+                return self._record(data, arrays, ctx, training)
         if self.backend == "onnxruntime" and not training:
             outs = self._onnx_graph(ctx)([d._data for d in data])
         elif ctx.device_type == "gpu":
@@ -98,16 +110,66 @@ class CachedGraph:
             outs = self._run_numpy(data, ctx, training)
         return [NDArray(np.asarray(o), ctx) for o in outs]
 
-    def _run_numpy(self, data: list[NDArray], ctx: Context,
-                   training: bool = False) -> list[np.ndarray]:
-        if self._plan is None:
-            self._plan = GraphPlan(self.symbol)
+    def _record(self, data: list[NDArray], arrays: list[NDArray | None], ctx: Context,
+                training: bool) -> list[NDArray]:
+        """A recorded call: the forward graph keeps what the backward graph needs, and one
+        node on the autograd tape runs the backward graph (``symbol/_backward.py``) when
+        ``backward`` reaches it -- MXNet's CachedOp under ``autograd.record()``."""
+        wrt = tuple(n for n, a in zip(self.names, arrays) if a is not None and a._ag is not None)
+        graphs = self._train_graphs.get(wrt)
+        if graphs is None:
+            try:
+                bg = build_backward(self.symbol, wrt)
+            except GluonportError as exc:  # as MXNet: recording works, backward refuses
+                graphs = exc
+            else:
+                graphs = (bg, GraphPlan(bg.forward, fuse=False),
+                          None if bg.backward is None else GraphPlan(bg.backward, fuse=False))
+            self._train_graphs[wrt] = graphs
+        tracked = [a for n, a in zip(self.names, arrays) if n in wrt]
+        if isinstance(graphs, GluonportError):
+            error = graphs
+            outs = [NDArray(np.asarray(o), ctx) for o in self._run_numpy(data, ctx, training)]
+
+            def refuse(ograds: list[NDArray]) -> list:
+                raise error
+
+            _tape.record_function(tracked, outs, refuse, "CachedOp")
+            return outs
+        bg, fwd_plan, bwd_plan = graphs
+        feed = self._feed(data, ctx)
+        values = fwd_plan.run(feed, is_train=training)
+        outs = [NDArray(np.asarray(o), ctx) for o in values[:bg.n_outputs]]
+        saved = dict(zip(bg.saved, values[bg.n_outputs:]))
+
+        def backward(ograds: list[NDArray]) -> list[NDArray | None]:
+            if bwd_plan is None:
+                return [None] * len(tracked)
+            bfeed = {n: feed[n] for n in bwd_plan.var_slots if n in feed}
+            bfeed.update(saved)
+            for name in bg.ograds:
+                bfeed[name] = ograds[int(name.rpartition(":")[2])]._data
+            got = iter(bwd_plan.run(bfeed, is_train=True))
+            return [NDArray(np.asarray(next(got)), ctx) if has else None
+                    for has in bg.grad_of]
+
+        _tape.record_function(tracked, outs, backward, "CachedOp")
+        return outs
+
+    def _feed(self, data: list[NDArray], ctx: Context) -> dict[str, np.ndarray]:
         feed = {}
         for name, (is_data, ref) in zip(self.names, self.args):
             if is_data is None:  # an unused label input (SymbolBlock)
                 feed[name] = self.labels(data)[name]
             else:
                 feed[name] = data[ref]._data if is_data else ref.data(ctx)._data
+        return feed
+
+    def _run_numpy(self, data: list[NDArray], ctx: Context,
+                   training: bool = False) -> list[np.ndarray]:
+        if self._plan is None:
+            self._plan = GraphPlan(self.symbol)
+        feed = self._feed(data, ctx)
         monitor = None
         if self.monitor is not None:
             from ._op_hook import make_monitor
