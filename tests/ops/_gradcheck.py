@@ -84,14 +84,22 @@ def tape_grads(op: str, inputs: list[np.ndarray], attrs: dict, head_grads: list[
     return [a.grad.asnumpy() if a.grad is not None else None for a in arrays]
 
 
+def _tols(case: dict, inputs: list[np.ndarray]) -> tuple[float, float]:
+    """The row's ``grad_rtol``/``grad_atol``; default 1e-4 / 1e-5, and 2e-3 / 1e-3 (two
+    float16 ulps) when an input is float16, whose rounding of intermediate steps differs."""
+    half = any(x.dtype == np.float16 for x in inputs)
+    return (case.get("grad_rtol", 2e-3 if half else 1e-4),
+            case.get("grad_atol", 1e-3 if half else 1e-5))
+
+
 def check_grad_golden(case: dict, golden: dict, train: bool = False) -> None:
-    """The tape's gradients equal MXNet's for this row (``case['grad_rtol']``/``grad_atol``,
-    default 1e-4 / 1e-5: float32 accumulation order differs)."""
+    """The tape's gradients equal MXNet's for this row (tolerances: :func:`_tols`; float32
+    accumulation order differs)."""
     g = golden[case["name"]]
     inputs = [g["in"][i] for i in sorted(g["in"])]
     hgs = [g["hg"][j] for j in sorted(g["hg"])]
     got = tape_grads(case["op"], inputs, case.get("attrs", {}), hgs, train)
-    rtol, atol = case.get("grad_rtol", 1e-4), case.get("grad_atol", 1e-5)
+    rtol, atol = _tols(case, inputs)
     for i, want in g["grad"].items():
         assert got[i] is not None, f"{case['name']}: no gradient for input {i}"
         np.testing.assert_allclose(got[i], want, rtol=rtol, atol=atol,
@@ -133,3 +141,68 @@ def check_grad_numeric(op: str, inputs: list[np.ndarray], attrs: dict | None = N
         np.testing.assert_allclose(got[i], num, rtol=rtol, atol=atol,
                                    err_msg=f"{opdef.name}: gradient of input {i} vs finite "
                                            "differences")
+
+
+def graph_grads(case: dict, inputs: list[np.ndarray], head_grads: list[np.ndarray],
+                train: bool = False, backend: str = "numpy",
+                opset: int | None = None) -> list[np.ndarray | None]:
+    """The float inputs' gradients through the backward graph (``symbol/_backward.py``) of the
+    row's op: run by the numpy executor, or exported to ONNX (forward and backward graphs) and
+    run by onnxruntime."""
+    from gluonport.symbol._backward import build_backward
+    from gluonport.symbol.executor import GraphPlan
+
+    names = [f"in{i}" for i in range(len(inputs))]
+    sym = mx.sym.invoke(case["op"], [mx.sym.var(n) for n in names], dict(case.get("attrs", {})))
+    wrt = [n for n, x in zip(names, inputs) if x.dtype.kind == "f"]
+    bg = build_backward(sym, wrt)
+    feed = dict(zip(names, inputs))
+    if backend == "numpy":
+        values = GraphPlan(bg.forward, fuse=False).run(feed, is_train=train)
+    else:
+        values = _ort_run(bg.forward, feed, opset)
+    outs = values[:bg.n_outputs]
+    float_outs = [i for i, o in enumerate(outs) if np.asarray(o).dtype.kind == "f"]
+    ograd = {i: np.zeros_like(o) for i, o in enumerate(outs)}
+    ograd.update(zip(float_outs, head_grads))
+    bfeed = dict(feed)
+    bfeed.update(zip(bg.saved, values[bg.n_outputs:]))
+    for name in bg.ograds:
+        bfeed[name] = ograd[int(name.rpartition(":")[2])]
+    if bg.backward is None:
+        got: list = []
+    else:
+        used = set(bg.backward.list_inputs())
+        bfeed = {k: v for k, v in bfeed.items() if k in used}
+        got = (GraphPlan(bg.backward, fuse=False).run(bfeed, is_train=True)
+               if backend == "numpy" else _ort_run(bg.backward, bfeed, opset))
+    it = iter(got)
+    by_name = {w: (next(it) if has else np.zeros_like(feed[w]))
+               for w, has in zip(wrt, bg.grad_of)}
+    return [by_name.get(n) for n in names]
+
+
+def _ort_run(sym: Any, feed: dict, opset: int | None) -> list[np.ndarray]:
+    from gluonport.onnx import export_symbol
+    from tests.onnx._export_check import run_ort
+
+    used = set(sym.list_inputs())
+    feed = {k: v for k, v in feed.items() if k in used}
+    model = export_symbol(sym, {}, in_shapes={k: v.shape for k, v in feed.items()},
+                          in_types={k: v.dtype for k, v in feed.items()}, opset_version=opset)
+    return run_ort(model, feed)
+
+
+def check_grad_graph(case: dict, golden: dict, train: bool = False, backend: str = "numpy",
+                     opset: int | None = None) -> None:
+    """The backward graph's gradients equal MXNet's for this row (tolerances as
+    :func:`check_grad_golden`)."""
+    g = golden[case["name"]]
+    inputs = [g["in"][i] for i in sorted(g["in"])]
+    hgs = [g["hg"][j] for j in sorted(g["hg"])]
+    got = graph_grads(case, inputs, hgs, train, backend, opset)
+    rtol, atol = _tols(case, inputs)
+    for i, want in g["grad"].items():
+        assert got[i] is not None, f"{case['name']}: no gradient for input {i}"
+        np.testing.assert_allclose(got[i], want, rtol=rtol, atol=atol,
+                                   err_msg=f"{case['name']} ({backend}): gradient of input {i}")

@@ -6,6 +6,10 @@ Ways (test ids ``<family>-<case>-<way>``):
               and a random head gradient (``tests/golden/ops/grad_<family>.npz``, made by
               ``tests/golden/ops/gen_grads.py``; rtol 1e-4 / atol 1e-5 unless the row says
               ``grad_rtol``/``grad_atol``: float32 accumulation order differs)
+    graph     the same through the backward graph of the op's Symbol (``symbol/_backward.py``),
+              run by the numpy executor: the rule written once serves ``F = sym`` too
+    onnx      both halves of that graph exported to ONNX at the newest opset and run by
+              onnxruntime (inference-mode rows; training-mode lowering is not exported)
     numeric   float64 central differences of ``sum(head * op(x))`` (the op's forward compute
               only) against the tape (rtol 1e-5 / atol 1e-7; rows may set ``fd_rtol``/``fd_atol``
               or ``no_fd`` with the reason, e.g. kinks: relu at 0)
@@ -29,6 +33,7 @@ from tests.ops._driver import FAMILIES
 from tests.ops._gradcheck import (
     GOLDEN_DIR,
     check_grad_golden,
+    check_grad_graph,
     check_grad_numeric,
     load_grad_golden,
     make_inputs,
@@ -84,6 +89,32 @@ def test_golden(family, case, train):
     if case["name"] not in golden:
         pytest.skip("no MXNet gradient recorded for this row")
     check_grad_golden(case, golden, train)
+
+
+@pytest.mark.parametrize("family, case, train", [
+    pytest.param(f, c, t, id=f"{f}-{c['name']}-graph") for f, c, t in ROWS
+    if STATUS.get(c["name"], {}).get("status") == "ok"])
+def test_graph(family, case, train):
+    _needs_rule(case)
+    golden = _golden(family)
+    if case["name"] not in golden:
+        pytest.skip("no MXNet gradient recorded for this row")
+    if case.get("skip_sym"):
+        pytest.skip(case["skip_sym"])
+    check_grad_graph(case, golden, train)
+
+
+@pytest.mark.parametrize("family, case", [
+    pytest.param(f, c, id=f"{f}-{c['name']}-onnx") for f, c, t in ROWS
+    if STATUS.get(c["name"], {}).get("status") == "ok" and not t])
+def test_onnx(family, case):
+    _needs_rule(case)
+    golden = _golden(family)
+    if case["name"] not in golden:
+        pytest.skip("no MXNet gradient recorded for this row")
+    if case.get("skip_sym"):
+        pytest.skip(case["skip_sym"])
+    check_grad_graph(case, golden, backend="onnx")
 
 
 def _fd_inputs(case: dict) -> list[np.ndarray] | None:
