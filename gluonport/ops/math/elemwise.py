@@ -32,7 +32,8 @@ from ...errors import ShapeError
 from ..infer import broadcast_shapes, same_shape
 from ..lowering import LoweringContext, lowering
 from ..lowering import math as M
-from ..registry import InPlace, OpDef, register
+from ..registry import InPlace, OpDef, register, zero_gradient
+from .binary_grad import BROADCAST_STEMS, SAME_SHAPE_STEMS
 from .unary import c_cast
 
 __all__ = ["binary", "broadcast", "scalar", "int_div", "mxnet_mod"]
@@ -140,8 +141,10 @@ def binary(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "",
         infer_shape=lambda p, s: same_shape(s, 1), aliases=aliases, doc=doc, **facts))
 
 
-def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
-    """A broadcasting binary op (``broadcast_add``): inputs ``lhs``, ``rhs``."""
+def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "",
+              **facts: object) -> OpDef:
+    """A broadcasting binary op (``broadcast_add``): inputs ``lhs``, ``rhs``; ``facts`` are
+    more :class:`OpDef` fields (``gradient``)."""
 
     def compute(p, a, b):
         broadcast_shapes(a.shape, b.shape)  # ShapeError naming both shapes, not numpy's error
@@ -149,7 +152,7 @@ def broadcast(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "
 
     return register(OpDef(
         name, compute=compute, inputs=("lhs", "rhs"),
-        infer_shape=_broadcast_rule, aliases=aliases, doc=doc))
+        infer_shape=_broadcast_rule, aliases=aliases, doc=doc, **facts))
 
 
 SCALAR_PARAMS = {"scalar": Float(1.0), "is_int": Bool(True)}
@@ -198,14 +201,16 @@ def _scalar_const(p, dtype) -> tuple[np.dtype, np.ndarray]:
     return work, scalar_operands(p, np.zeros((), work))[1]
 
 
-def scalar(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "") -> OpDef:
-    """An array-scalar op (``_plus_scalar``): ``fn(x, scalar)``; attributes ``scalar, is_int``."""
+def scalar(name: str, fn: Kernel, aliases: tuple[str, ...] = (), doc: str = "",
+           **facts: object) -> OpDef:
+    """An array-scalar op (``_plus_scalar``): ``fn(x, scalar)``; attributes ``scalar, is_int``;
+    ``facts`` are more :class:`OpDef` fields (``gradient``)."""
 
     def compute(p, x):
         return fn(*scalar_operands(p, x))
 
     return register(OpDef(name, params=SCALAR_PARAMS, compute=compute, infer_type=_scalar_type,
-                          aliases=aliases, doc=doc, lists_input_names=False))
+                          aliases=aliases, doc=doc, lists_input_names=False, **facts))
 
 
 def _swap(fn: Kernel) -> Kernel:
@@ -268,6 +273,26 @@ def _grad_div(F, p, inputs, outputs, ograds):
 
 _ELEMWISE_GRADS = {"add": _grad_add, "sub": _grad_sub, "mul": _grad_mul, "div": _grad_div}
 
+
+def _grad_kernel(name: str):
+    """The rule of a binary op whose gradient is the kernel ``name`` (``_backward_broadcast_mul``,
+    ``binary_grad.py``) of (ograd, lhs, rhs)."""
+
+    def rule(F, p, inputs, outputs, ograds):
+        grads = getattr(F._internal, name)(ograds[0], inputs[0], inputs[1])
+        return [grads[0], grads[1]]
+
+    rule.__name__ = f"grad_via{name}"
+    return rule
+
+
+def _binary_grad(stem: str, broadcast_op: bool):
+    """MXNet's FGradient of ``broadcast_<stem>`` / ``_<stem>``: its ``_backward_*`` kernel, or
+    zero (``MakeZeroGradNodes``) for comparisons and logic ops."""
+    if stem in (BROADCAST_STEMS if broadcast_op else SAME_SHAPE_STEMS):
+        return _grad_kernel(f"_backward_broadcast_{stem}" if broadcast_op else f"_backward_{stem}")
+    return zero_gradient
+
 _ARITH: list[tuple[str, Kernel, tuple[str, ...], tuple[str, ...]]] = [
     # (suffix, kernel, elemwise_* aliases, broadcast_* aliases) -- MXNet 1.9.1's alias lists
     ("add", _ADD, ("_add", "_plus", "_Plus", "_sparse_elemwise_add"),
@@ -281,7 +306,8 @@ for _suffix, _fn, _ew_alias, _bc_alias in _ARITH:
     _register_binary(f"elemwise_{_suffix}", _fn, _ew_alias, gradient=_ELEMWISE_GRADS[_suffix],
                      **({"inplace": InPlace(_add_into, (0, 1)), "fresh_outputs": True,
                          "lists_output_names": True} if _fn is _ADD else {}))
-    _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast)
+    _register_binary(f"broadcast_{_suffix}", _fn, _bc_alias, make=broadcast,
+                     gradient=_binary_grad(_suffix, True))
 
 _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
     # (name stem, kernel, alias of the same-shape op, broadcast_* aliases)
@@ -301,8 +327,9 @@ _OTHER_BINARY: list[tuple[str, Kernel, str, tuple[str, ...]]] = [
     ("logical_xor", _XOR, "_Logical_Xor", ()),
 ]
 for _stem, _fn, _alias, _bc_alias in _OTHER_BINARY:
-    _register_binary(f"_{_stem}", _fn, (_alias,))
-    _register_binary(f"broadcast_{_stem}", _fn, _bc_alias, make=broadcast)
+    _register_binary(f"_{_stem}", _fn, (_alias,), gradient=_binary_grad(_stem, False))
+    _register_binary(f"broadcast_{_stem}", _fn, _bc_alias, make=broadcast,
+                     gradient=_binary_grad(_stem, True))
 
 
 def _smooth_l1_consts(sigma: np.ndarray, work) -> tuple[np.ndarray, np.ndarray]:
@@ -334,6 +361,70 @@ def _smooth_l1_onnx(ctx: LoweringContext) -> None:
     g.out(g.where(g("Greater", x, g.k(inv, work)), g("Sub", x, half_inv), below), work)
 
 
+# --- gradients of the scalar ops: MXNet's FGradient of each, as compositions of ops ------------
+def _g_same(F, p, x, y, og):
+    return og  # d(x + s), d(x - s); mod_grad is 1 (floats)
+
+
+def _g_mul(F, p, x, y, og):
+    return F._internal._mul_scalar(og, scalar=p.scalar)
+
+
+def _g_div(F, p, x, y, og):
+    return F._internal._div_scalar(og, scalar=p.scalar)
+
+
+def _g_rdiv(F, p, x, y, og):  # rdiv_grad: -s / x^2
+    return F.elemwise_mul(og, F._internal._rdiv_scalar(F.square(x), scalar=-p.scalar))
+
+
+def _g_rmod(F, p, x, y, og):  # rmod_grad: -floor(s / x)
+    return F.elemwise_mul(og, F.negative(F.floor(F._internal._rdiv_scalar(x, scalar=p.scalar))))
+
+
+def _g_power(F, p, x, y, og):  # power_grad: x^(s-1) * s
+    d = F._internal._power_scalar(x, scalar=p.scalar - 1)
+    return F.elemwise_mul(og, F._internal._mul_scalar(d, scalar=p.scalar))
+
+
+def _g_rpower(F, p, x, y, og):  # rpower_grad (of the output): y * log(s)
+    return F._internal._mul_scalar(F.elemwise_mul(og, y), scalar=float(np.log(p.scalar)))
+
+
+def _g_maximum(F, p, x, y, og):  # ge: a tie goes to x
+    return F.elemwise_mul(og, F._internal._greater_equal_scalar(x, scalar=p.scalar))
+
+
+def _g_minimum(F, p, x, y, og):  # le
+    return F.elemwise_mul(og, F._internal._lesser_equal_scalar(x, scalar=p.scalar))
+
+
+def _g_hypot(F, p, x, y, og):  # hypot_grad_left: x / hypot(x, s)
+    return F.elemwise_mul(og, F.elemwise_div(x, y))
+
+
+def _g_smooth_l1(F, p, x, y, og):
+    """smooth_l1_gradient: 1 above 1/sigma^2, -1 below -1/sigma^2, sigma^2 x between."""
+    return F.elemwise_mul(og, F.clip(F._internal._mul_scalar(x, scalar=p.scalar * p.scalar),
+                                     a_min=-1.0, a_max=1.0))
+
+
+def _scalar_rule(fn):
+    def rule(F, p, inputs, outputs, ograds):
+        return [fn(F, p, inputs[0], outputs[0], ograds[0])]
+
+    rule.__name__ = f"grad{fn.__name__[2:]}"
+    return rule
+
+
+_SCALAR_GRADS = {
+    "_plus_scalar": _g_same, "_minus_scalar": _g_same,
+    "_rminus_scalar": lambda F, p, x, y, og: F.negative(og), "_mul_scalar": _g_mul,
+    "_div_scalar": _g_div, "_rdiv_scalar": _g_rdiv, "_mod_scalar": _g_same,
+    "_rmod_scalar": _g_rmod, "_power_scalar": _g_power, "_rpower_scalar": _g_rpower,
+    "_maximum_scalar": _g_maximum, "_minimum_scalar": _g_minimum, "_hypot_scalar": _g_hypot,
+}
+
 _SCALAR: list[tuple[str, Kernel, bool, tuple[str, ...]]] = [
     # (name, kernel, scalar on the left, aliases)
     ("_plus_scalar", _ADD, False, ("_PlusScalar",)),
@@ -360,6 +451,8 @@ _SCALAR: list[tuple[str, Kernel, bool, tuple[str, ...]]] = [
     ("_logical_xor_scalar", _XOR, False, ("_LogicalXorScalar",)),
 ]
 for _name, _fn, _reverse, _aliases in _SCALAR:
-    lowering(scalar(_name, _swap(_fn) if _reverse else _fn, _aliases))(
+    _rule = _scalar_rule(_SCALAR_GRADS[_name]) if _name in _SCALAR_GRADS else zero_gradient
+    lowering(scalar(_name, _swap(_fn) if _reverse else _fn, _aliases, gradient=_rule))(
         scalar_onnx(_ONNX[_fn], _reverse))
-lowering(scalar("smooth_l1", _smooth_l1, ("_npx_smooth_l1",)))(_smooth_l1_onnx)
+lowering(scalar("smooth_l1", _smooth_l1, ("_npx_smooth_l1",),
+                gradient=_scalar_rule(_g_smooth_l1)))(_smooth_l1_onnx)
