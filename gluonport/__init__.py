@@ -26,10 +26,12 @@ if TYPE_CHECKING:  # pragma: no cover
         attribute,
         autograd,
         base,
+        callback,
         gluon,
         image,
         initializer,
         io,
+        kvstore,
         lr_scheduler,
         metric,
         model,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from . import image as img
     from . import initializer as init
+    from . import kvstore as kv
     from . import module as mod
     from . import ndarray as nd
     from . import optimizer as opt
@@ -59,7 +62,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{m: (m, None) for m in ("attribute", "autograd", "base", "gluon", "image", "initializer",
                               "io", "metric", "model", "module", "name", "ndarray", "onnx",
                               "operator", "random", "symbol", "util", "optimizer",
-                              "lr_scheduler")},
+                              "lr_scheduler", "kvstore", "callback")},
+    "kv": ("kvstore", None),
     "opt": ("optimizer", None),
     "nd": ("ndarray", None), "sym": ("symbol", None), "init": ("initializer", None),
     "mod": ("module", None), "img": ("image", None),
@@ -73,7 +77,7 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "attribute", "initializer", "init", "model", "gluon", "random", "onnx", "operator",
            "io", "module", "mod", "image", "img", "metric", "autograd", "base", "util",
            "MXNetError", "load", "Predictor", "set_size_limit", "size_limit", "optimizer", "opt",
-           "lr_scheduler",
+           "lr_scheduler", "kvstore", "kv", "callback",
            "get_size_limit", "__version__"]
 
 

@@ -5,6 +5,10 @@ its shape may have unknown dims (0) until deferred initialization fills them fro
 batch, and ``var()`` gives the Symbol variable used when a HybridBlock is traced, carrying the
 ``__shape__``/``__dtype__``/``__init__``/``__lr_mult__``/``__wd_mult__`` attributes MXNet writes.
 Error messages follow MXNet's: what is wrong, why, and how to fix it.
+
+Gradients: as in MXNet, each context's data array is an autograd variable (``attach_grad`` with
+the parameter's ``grad_req``) unless ``grad_req='null'``; ``grad(ctx)``/``list_grad()`` return
+those arrays' ``.grad`` buffers, which ``backward`` fills in place and ``gluon.Trainer`` reads.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..ndarray import NDArray
 from ._text import brief_names
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError",
-           "tensor_types"]
+           "GradientUnavailableError", "tensor_types"]
 
 tensor_types = (NDArray,)
 
@@ -37,6 +41,11 @@ def _bump() -> int:
     weights inside) notice a changed parameter by it."""
     _VERSION[0] += 1
     return _VERSION[0]
+
+
+class GradientUnavailableError(ParameterError, RuntimeError):
+    """``grad()``/``list_grad()`` of a parameter with ``grad_req='null'`` (MXNet raises
+    ``RuntimeError`` with the same message)."""
 
 
 def _shape_known(shape: tuple | None) -> bool:
@@ -69,6 +78,8 @@ class Parameter:
         self._var: Any = None
         self._version = _bump()
         self._data: list[NDArray] | None = None
+        self._grad: list[NDArray] | None = None
+        self._trainer: Any = None
         self._ctx_list: list[Context] | None = None
         self._deferred_init: tuple = ()
         self._differentiable = differentiable
@@ -98,10 +109,22 @@ class Parameter:
 
     @grad_req.setter
     def grad_req(self, req: str) -> None:
+        """As MXNet: switching to ``'null'`` drops the gradients (the data arrays are replaced
+        by detached ones); switching from ``'null'`` (or between ``'write'`` and ``'add'``)
+        attaches fresh zero gradients to initialized data."""
         if req not in ("write", "add", "null"):
             raise ParameterError(f"grad_req must be one of 'write', 'add', or 'null', but got "
                                  f"'{req}'")
-        self._grad_req = req if self._differentiable else "null"
+        if not self._differentiable:
+            req = "null"
+        if self._grad_req == req:
+            return
+        self._grad_req = req
+        if req == "null" and self._grad is not None:
+            self._grad = None
+            self._data = [d.detach() for d in self._data or []]
+        elif self._data is not None:
+            self._init_grad()
 
     @property
     def dtype(self) -> type:
@@ -147,7 +170,7 @@ class Parameter:
             warnings.warn(f"Parameter '{self.name}' is already initialized, ignoring. Set "
                           "force_reinit=True to re-initialize.", stacklevel=2)
             return
-        self._data = None
+        self._data = self._grad = None
         if ctx is None:
             ctx = [current_context()]
         if isinstance(ctx, Context):
@@ -185,6 +208,30 @@ class Parameter:
         self._version = _bump()
         self._ctx_list = list(ctx_list)
         self._data = [NDArray(np.array(data._data, copy=True), c) for c in self._ctx_list]
+        self._init_grad()
+
+    def _init_grad(self) -> None:
+        """Attach a zero gradient to each context's data (none when ``grad_req='null'``)."""
+        if self._grad_req == "null" or self._data is None:
+            self._grad = None
+            return
+        if np.dtype(self._data[0].dtype).kind != "f":
+            # autograd has no integer variables; MXNet still hands out zero buffers
+            self._grad = [NDArray(np.zeros_like(d._data), d.context) for d in self._data]
+            return
+        for d in self._data:
+            d.attach_grad(self._grad_req)
+        self._grad = [d.grad for d in self._data]
+
+    def _set_trainer(self, trainer: Any) -> None:
+        """Remember the Trainer that updates this parameter (``set_data`` keeps its kvstore
+        copy in sync, as MXNet's does)."""
+        self._trainer = trainer
+
+    def _mark_updated(self) -> None:
+        """Tell compiled graphs (which may hold the weights) that the value changed in place;
+        ``gluon.Trainer`` calls it after each update."""
+        self._version = _bump()
 
     def _check_and_get(self, arr_list: list[NDArray] | None, ctx: Any) -> Any:
         if arr_list is not None:
@@ -232,14 +279,27 @@ class Parameter:
         return list(self._ctx_list or [])
 
     def grad(self, ctx: Context | None = None) -> NDArray:
-        raise ParameterError(f"Cannot get gradient array for Parameter '{self.name}': gluonport "
-                             "runs inference only")
+        """The gradient buffer on ``ctx`` (the only one when ``ctx`` is None), as MXNet's:
+        ``backward`` writes it in place; refused when ``grad_req='null'``."""
+        if self._data is not None and self._grad is None:
+            raise GradientUnavailableError(f"Cannot get gradient array for Parameter "
+                                           f"'{self.name}' because grad_req='null'")
+        return self._check_and_get(self._grad, ctx)
 
     def list_grad(self) -> list[NDArray]:
-        return [self.grad()]
+        """The gradient buffers on all contexts, in the order of ``list_ctx()``."""
+        if self._data is not None and self._grad is None:
+            raise GradientUnavailableError(f"Cannot get gradient array for Parameter "
+                                           f"'{self.name}' because grad_req='null'")
+        return self._check_and_get(self._grad, list)
 
     def zero_grad(self) -> None:
-        """No-op: no gradients in gluonport."""
+        """Set the gradient on every context to 0, in place (the buffers stay the same
+        objects); nothing when uninitialized or ``grad_req='null'``, as in MXNet."""
+        if self._grad is None:
+            return
+        for g in self._grad:
+            g._data[...] = 0
 
     def set_data(self, data: Any) -> None:
         """Set the value on every context (the shape must match)."""
@@ -252,14 +312,25 @@ class Parameter:
             self._deferred_init = (init, ctx, default_init,
                                    NDArray(arr.astype(self._dtype, copy=True), cpu()))
             return
-        for d in self._data:
+        # MXNet: with updates on the kvstore, its copy of the weight is re-initialized
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            if self not in trainer._params_to_init:
+                trainer._reset_kvstore()
+        for d in self._data:  # in place: the arrays (and their gradients) stay the same objects
             d._data[...] = arr
         self._version = _bump()
 
     def _reduce(self) -> NDArray:
-        """The value to save (MXNet averages over devices; ours are copies): on cpu(0)."""
+        """The value to save, on cpu(0): the mean of the copies when there are several, as
+        MXNet's ``add_n(...) / n``."""
         data = self.list_data()
-        return NDArray(data[0]._data, cpu())
+        if len(data) == 1:
+            return NDArray(data[0]._data, cpu())
+        total = data[0]._data.copy()
+        for d in data[1:]:
+            total += d._data
+        return NDArray((total / total.dtype.type(len(data))).astype(total.dtype), cpu())
 
     def _load_init(self, data: Any, ctx: Any, cast_dtype: bool = False,
                    dtype_source: str = "current") -> None:
@@ -301,17 +372,27 @@ class Parameter:
                 raise ParameterError(
                     f"Failed to load Parameter '{self.name}' on {ctx} because it was previous "
                     f"initialized on {self.list_ctx()}.")
+            new_dtype = self._dtype if not cast_dtype or dtype_source != "saved" else arr.dtype
             for d in self._data:
-                d._data = np.array(arr, dtype=self._dtype if not cast_dtype or
-                                   dtype_source != "saved" else arr.dtype, copy=True)
+                if d._data.dtype == new_dtype and d._data.shape == arr.shape:
+                    d._data[...] = arr  # in place: gradients stay attached
+                else:
+                    d._data = np.array(arr, dtype=new_dtype, copy=True)
+            if self._grad is not None and any(
+                    g.shape != d.shape or g.dtype != d.dtype
+                    for g, d in zip(self._grad, self._data)):
+                self._init_grad()
             self._version = _bump()
 
     def reset_ctx(self, ctx: Any) -> None:
-        """Move the data to new contexts."""
+        """Move the data to new contexts (the mean of the current copies, as MXNet's), with
+        fresh zero gradients there."""
+        if ctx is None:
+            ctx = [current_context()]
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is not None:
-            self._init_impl(self._data[0], ctx)
+            self._init_impl(self._reduce(), ctx)
         elif self._deferred_init:
             init, _, default_init, data = self._deferred_init
             self._deferred_init = (init, ctx, default_init, data)
@@ -320,12 +401,17 @@ class Parameter:
                                  "has not been initialized.")
 
     def cast(self, dtype: Any) -> None:
-        """Cast data (and future initialization) to ``dtype``."""
+        """Cast data and gradients (and future initialization) to ``dtype``; the data arrays
+        are new variables with the old gradient values cast, as in MXNet."""
         self._dtype = dtypes.to_numpy(dtype).type
         self._var = None
         if self._data is not None:
-            for d in self._data:
-                d._data = d._data.astype(self._dtype)
+            old = self._grad
+            self._data = [NDArray(d._data.astype(self._dtype), d.context) for d in self._data]
+            if old is not None:
+                self._init_grad()
+                for g, o in zip(self._grad or [], old):
+                    g._data[...] = o._data.astype(self._dtype)
         self._version = _bump()
 
     def var(self) -> Any:
@@ -504,7 +590,9 @@ class ParameterDict:
             v.initialize(None, ctx, init, force_reinit=force_reinit)
 
     def zero_grad(self) -> None:
-        """No-op: no gradients in gluonport."""
+        """Set every parameter's gradient to 0 in place (``Parameter.zero_grad``)."""
+        for v in self.values():
+            v.zero_grad()
 
     def reset_ctx(self, ctx: Any) -> None:
         for v in self.values():
