@@ -52,10 +52,3 @@ def test_state_is_per_thread():
         t.start()
         t.join()
     assert seen == [False]
-
-
-def test_trainer_imports_and_refuses_to_train():
-    from gluonport.gluon import Trainer
-
-    with pytest.raises(mx.GluonportError, match="does not train"):
-        Trainer(nn.Dense(2).collect_params(), "sgd", {"learning_rate": 0.1})
