@@ -196,6 +196,7 @@ _EDGE = [
         "op": "erfinv",
         "inputs": [{"value": [0.999999999, -0.99999999999, 1e-10, 0.5], "dtype": "float64"}],
         "rtol": 1e-9,
+        "no_fd": "two values lie within the 1e-6 difference step of erfinv's poles at +-1",
     },
     {
         "name": "erf_tails",

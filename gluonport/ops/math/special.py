@@ -1,4 +1,5 @@
-"""Special functions numpy lacks, vectorized, to double precision: erf, erfc, erfinv, gamma, lgamma.
+"""Special functions numpy lacks, vectorized, to double precision: erf, erfc, erfinv, gamma, lgamma,
+digamma (the gradients of gamma and gammaln).
 
 MXNet computes these with the C library (``erff``/``erf``, ``tgammaf``/``tgamma``,
 ``lgammaf``/``lgamma``) and cephes' ``ndtri`` for ``erfinv``. gluonport evaluates them in float64
@@ -38,7 +39,7 @@ from ..lowering.math import F32, F64, Builder, expm1, log1p
 
 __all__ = ["erf", "erfc", "erfinv", "gamma", "lgamma", "erf64", "erfinv_onnx", "gamma64",
            "gammaln64", "tan64", "atan64", "asin64", "acos64", "sinh64", "cosh64", "asinh64",
-           "acosh64", "atanh64"]
+           "acosh64", "atanh64", "digamma", "digamma64"]
 
 
 _TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
@@ -415,3 +416,52 @@ def atanh64(g: Builder, x: str) -> str:
     a = g("Abs", x)
     v = g("Div", g("Mul", g.k(2, F64), a), g("Sub", g.k(1, F64), a))
     return _odd(g, x, g("Mul", g.k(0.5, F64), log1p(g, v, F64)))
+
+
+# --- digamma (the gradients of gamma and gammaln) -----------------------------------------------
+# psi(x) = psi(x + 10) - sum_{k<10} 1 / (x + k), and at s = x + 10 >= 10 the asymptotic series
+# log s - 1/(2s) - sum B_2k / (2k s^2k) (five terms: below 1e-16 there). x <= 0 reflects:
+# psi(x) = psi(1 - x) - pi / tan(pi x), with tan's argument reduced to (-1/2, 1/2]. At the poles
+# 0, -1, -2, ... cephes' psi (MXNet's) returns DBL_MAX; NaN stays NaN.
+_PSI_SHIFT = 10
+_PSI_SERIES = (1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132)
+
+
+def digamma(x: np.ndarray) -> np.ndarray:
+    """The digamma function psi = Gamma'/Gamma in float64 (cephes' conventions at the poles)."""
+    x = np.asarray(x, np.float64)
+    neg = x <= 0
+    with np.errstate(all="ignore"):
+        v = np.where(neg, 1.0 - x, x)
+        shift = np.zeros_like(v)
+        for k in range(_PSI_SHIFT):
+            shift += 1.0 / (v + k)
+        s = v + _PSI_SHIFT
+        inv2 = 1.0 / (s * s)
+        series = np.zeros_like(s)
+        for c in reversed(_PSI_SERIES):
+            series = (series + c) * inv2
+        psi = np.log(s) - 0.5 / s - series - shift
+        refl = np.pi / np.tan(np.pi * (x - np.round(x)))
+        out = np.where(neg, psi - refl, psi)
+        return np.where(neg & (x == np.floor(x)), np.finfo(np.float64).max, out)
+
+
+def digamma64(g: Builder, x: str) -> str:
+    """:func:`digamma` as ONNX nodes on a float64 tensor ``x``."""
+    neg = g("LessOrEqual", x, g.k(0, F64))
+    v = g.where(neg, g("Sub", g.k(1, F64), x), x)
+    shift = g("Reciprocal", v)
+    for k in range(1, _PSI_SHIFT):
+        shift = g("Add", shift, g("Reciprocal", g("Add", v, g.k(k, F64))))
+    s = g("Add", v, g.k(_PSI_SHIFT, F64))
+    inv2 = g("Reciprocal", g("Mul", s, s))
+    series = g.k(0, F64)
+    for c in reversed(_PSI_SERIES):
+        series = g("Mul", g("Add", series, g.k(c, F64)), inv2)
+    psi = g("Sub", g("Sub", g("Sub", g("Log", s), g("Div", g.k(0.5, F64), s)), series), shift)
+    frac = g("Sub", x, g("Round", x))
+    refl = g("Div", g.k(math.pi, F64), tan64(g, g("Mul", g.k(math.pi, F64), frac)))
+    out = g.where(neg, g("Sub", psi, refl), psi)
+    pole = g("And", neg, g("Equal", x, g("Floor", x)))
+    return g.where(pole, g.k(np.finfo(np.float64).max, F64), out)

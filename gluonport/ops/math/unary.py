@@ -37,6 +37,16 @@ from ..lowering import LoweringContext, lowering
 from ..lowering import math as M
 from ..registry import InPlace, OpDef, register
 from . import special
+from .unary_grad import (
+    UNARY_GRADS,
+    add_n_grad,
+    amp_cast_grad,
+    amp_multicast_grad,
+    cast_grad,
+    clip_grad,
+    hard_sigmoid_grad,
+    like_rhs_grad,
+)
 
 __all__ = ["c_cast", "unary", "math_unary", "CAST_DTYPES"]
 
@@ -194,7 +204,8 @@ _MATH: list[tuple[str, ArrayFn, tuple[str, ...], M.Unary]] = [
     ("softsign", lambda x: x / (1.0 + np.abs(x)), (), M.softsign),
 ]
 for _name, _fn, _aliases, _lower in _MATH:
-    lowering(unary(_name, math_unary(_fn), _aliases))(math_onnx(_lower))
+    lowering(unary(_name, math_unary(_fn), _aliases, gradient=UNARY_GRADS[_name]))(
+        math_onnx(_lower))
 
 _NATIVE: list[tuple[str, ArrayFn, tuple[str, ...], M.Native]] = [
     # computed in the dtype itself (MXNet's kernels do not go through math::)
@@ -208,7 +219,7 @@ _NATIVE: list[tuple[str, ArrayFn, tuple[str, ...], M.Native]] = [
     ("ones_like", np.ones_like, (), M.fill_like(1)),
 ]
 for _name, _fn, _aliases, _lower in _NATIVE:
-    lowering(unary(_name, _fn, _aliases))(native_onnx(_lower))
+    lowering(unary(_name, _fn, _aliases, gradient=UNARY_GRADS[_name]))(native_onnx(_lower))
 
 
 def _hard_sigmoid(p, x: np.ndarray) -> np.ndarray:
@@ -237,7 +248,8 @@ def _hard_sigmoid_onnx(ctx: LoweringContext) -> None:
 
 
 lowering(register(OpDef("hard_sigmoid", params={"alpha": Float(0.2), "beta": Float(0.5)},
-                        compute=_hard_sigmoid, lists_input_names=False)))(_hard_sigmoid_onnx)
+                        compute=_hard_sigmoid, lists_input_names=False,
+                        gradient=hard_sigmoid_grad)))(_hard_sigmoid_onnx)
 
 
 def _clip(p, x: np.ndarray) -> np.ndarray:
@@ -280,7 +292,7 @@ def _clip_into(p, args: list, i: int) -> list | None:
 lowering(register(OpDef("clip", params={"a_min": Float(), "a_max": Float()}, compute=_clip,
                         aliases=("_npi_clip", "_sparse_clip"), fresh_outputs=True,
                         inplace=InPlace(_clip_into, (0,), lambda p: p.a_min <= p.a_max),
-                        lists_input_names=False)))(
+                        lists_input_names=False, gradient=clip_grad)))(
     _clip_onnx)
 
 
@@ -314,7 +326,7 @@ def _cast_onnx(ctx: LoweringContext) -> None:
 lowering(register(OpDef("Cast", params={"dtype": DType(choices=CAST_DTYPES)},
                         compute=lambda p, x: cast_array(x, p.dtype), infer_type=_cast_type,
                         aliases=("cast", "_npi_cast", "_npx_cast"),
-                        lists_input_names=False)))(_cast_onnx)
+                        lists_input_names=False, gradient=cast_grad)))(_cast_onnx)
 
 _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
@@ -334,7 +346,7 @@ def _amp_cast(p, x: np.ndarray) -> np.ndarray:
 lowering(register(OpDef("amp_cast", params={"dtype": DType(choices=[d for d in CAST_DTYPES
                                                                      if d != "bool"])},
                         compute=_amp_cast, infer_type=_amp_cast_type, lists_input_names=False,
-                        amp_cast_input=lambda k: 0)))(_cast_onnx)
+                        amp_cast_input=lambda k: 0, gradient=amp_cast_grad)))(_cast_onnx)
 
 
 def _amp_widest(p, types: list) -> np.dtype | None:
@@ -366,7 +378,7 @@ lowering(register(OpDef(
              inputs=lambda p: [f"data_{i}" for i in range(p.num_outputs)],
              num_outputs=lambda p: p.num_outputs, compute=_amp_multicast,
              infer_shape=lambda p, s: (list(s), list(s)), infer_type=_amp_multicast_type,
-             amp_cast_input=lambda k: k,
+             amp_cast_input=lambda k: k, gradient=amp_multicast_grad,
 )))(_cast_onnx)
 
 
@@ -395,9 +407,9 @@ def _add_n_onnx(ctx: LoweringContext) -> None:
 
 
 lowering(register(OpDef("add_n", params={"num_args": Int()}, variadic="num_args", compute=_add_n,
-                        aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n"))
-                  ))(_add_n_onnx)
+                        aliases=("ElementWiseSum", "_sparse_ElementWiseSum", "_sparse_add_n"),
+                        gradient=add_n_grad)))(_add_n_onnx)
 
 lowering(register(OpDef("_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
-                        compute=lambda p, lhs, rhs: lhs.copy())
+                        compute=lambda p, lhs, rhs: lhs.copy(), gradient=like_rhs_grad)
                   ))(lambda ctx: M.Builder(ctx).out(ctx.inputs[0], ctx.dtype))
