@@ -228,6 +228,14 @@ class Parameter:
         copy in sync, as MXNet's does)."""
         self._trainer = trainer
 
+    def _sync_trainer(self) -> None:
+        """Before a new value is set: with updates on the kvstore, the Trainer's store holds a
+        copy of the weight, so the store is rebuilt at the next step (MXNet's set_data)."""
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
+            if self not in trainer._params_to_init:
+                trainer._reset_kvstore()
+
     def _mark_updated(self) -> None:
         """Tell compiled graphs (which may hold the weights) that the value changed in place;
         ``gluon.Trainer`` calls it after each update."""
@@ -312,11 +320,7 @@ class Parameter:
             self._deferred_init = (init, ctx, default_init,
                                    NDArray(arr.astype(self._dtype, copy=True), cpu()))
             return
-        # MXNet: with updates on the kvstore, its copy of the weight is re-initialized
-        trainer = self._trainer
-        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore:
-            if self not in trainer._params_to_init:
-                trainer._reset_kvstore()
+        self._sync_trainer()
         for d in self._data:  # in place: the arrays (and their gradients) stay the same objects
             d._data[...] = arr
         self._version = _bump()
@@ -372,6 +376,7 @@ class Parameter:
                 raise ParameterError(
                     f"Failed to load Parameter '{self.name}' on {ctx} because it was previous "
                     f"initialized on {self.list_ctx()}.")
+            self._sync_trainer()
             new_dtype = self._dtype if not cast_dtype or dtype_source != "saved" else arr.dtype
             for d in self._data:
                 if d._data.dtype == new_dtype and d._data.shape == arr.shape:

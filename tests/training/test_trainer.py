@@ -288,3 +288,35 @@ def test_trainer_params_forms_and_null_skipped():
         before = b.data().asnumpy()
         tr.step(1)  # b (grad_req='null') is skipped, not reported stale
         np.testing.assert_array_equal(b.data().asnumpy(), before)
+
+
+def test_new_values_reach_the_kvstore_copy(tmp_path):
+    """With two contexts the update runs on the kvstore's copy of each weight; set_data and
+    load_parameters after a step must replace that copy too (MXNet's set_data resets the
+    store), else the next step would continue from the old weight. Gradient 1 on each of 2
+    contexts, lr 0.1: each step subtracts 0.2."""
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    tr = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+
+    def backward():
+        for p in net.collect_params().values():
+            for c in p.list_ctx():
+                p.grad(c)[:] = 1
+                p.data(c)._fresh_grad = True
+    backward()
+    tr.step(1)
+    assert tr._update_on_kvstore
+    net.save_parameters(str(tmp_path / "a.params"))
+    saved = net.weight.data().asnumpy()
+    net.weight.set_data(mx.nd.zeros((2, 3)))
+    backward()
+    tr.step(1)
+    for c in (mx.cpu(0), mx.cpu(1)):
+        np.testing.assert_allclose(net.weight.data(c).asnumpy(), np.full((2, 3), -0.2),
+                                   rtol=1e-6)
+    net.load_parameters(str(tmp_path / "a.params"), ctx=[mx.cpu(0), mx.cpu(1)])
+    backward()
+    tr.step(1)
+    for c in (mx.cpu(0), mx.cpu(1)):
+        np.testing.assert_allclose(net.weight.data(c).asnumpy(), saved - 0.2, rtol=1e-6)
