@@ -121,10 +121,14 @@ def check_grad_numeric(op: str, inputs: list[np.ndarray], attrs: dict | None = N
     rng = np.random.RandomState(seed)
     hgs = [rng.normal(size=o.shape) for o in call_outs if np.dtype(o.dtype).kind == "f"]
     got = tape_grads(op, x64, attrs, hgs, train)
-    wrt = [i for i, x in enumerate(x64) if x.dtype.kind == "f"] if wrt is None else wrt
+    if wrt is None:  # auxiliary states (BatchNorm's moving statistics) get no gradient
+        aux = set(opdef.aux_indices(opdef.parse({k: str(v) for k, v in attrs.items()})))
+        wrt = [i for i, x in enumerate(x64) if x.dtype.kind == "f" and i not in aux]
 
     def objective(arrays: list[np.ndarray]) -> float:
-        outs = _as_list(mx.nd.invoke(op, [mx.nd.array(a, dtype=a.dtype) for a in arrays], attrs))
+        with autograd.train_mode() if train else autograd.predict_mode():
+            outs = _as_list(mx.nd.invoke(op, [mx.nd.array(a, dtype=a.dtype) for a in arrays],
+                                         attrs))
         outs = [o for o in outs if np.dtype(o.dtype).kind == "f"]
         return float(sum(np.sum(h * o.asnumpy()) for h, o in zip(hgs, outs)))
 
@@ -174,7 +178,7 @@ def graph_grads(case: dict, inputs: list[np.ndarray], head_grads: list[np.ndarra
     else:
         used = set(bg.backward.list_inputs())
         bfeed = {k: v for k, v in bfeed.items() if k in used}
-        got = (GraphPlan(bg.backward, fuse=False).run(bfeed, is_train=True)
+        got = (GraphPlan(bg.backward, fuse=False).run(bfeed, is_train=train)
                if backend == "numpy" else _ort_run(bg.backward, bfeed, opset))
     it = iter(got)
     by_name = {w: (next(it) if has else np.zeros_like(feed[w]))
