@@ -1,7 +1,8 @@
 """Neural-network operators, one file per op group, each op defined whole (parameters,
 compute, shape and type rules, ONNX lowering):
 
-* :mod:`.dense`: FullyConnected, Activation, LeakyReLU, Dropout, the softmax family;
+* :mod:`.dense`: FullyConnected, Activation, LeakyReLU, Dropout, the softmax family
+  (their backward kernels in :mod:`.dense_grad`);
 * :mod:`.conv`: Convolution, Convolution_v1, Deconvolution, UpSampling;
 * :mod:`.im2col`: im2col, col2im;
 * :mod:`.pool`: Pooling, Pooling_v1;

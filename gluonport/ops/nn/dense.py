@@ -44,7 +44,8 @@ from ..lowering.dims import onnx_dim
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
 
-__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype"]
+__all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "gamma_view_shape",
+           "grad_attrs"]
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -89,6 +90,54 @@ def erfc(x: np.ndarray) -> np.ndarray:
     np.exp(poly, out=poly)
     poly *= t
     return np.where(x >= 0, poly, 2.0 - poly)
+
+
+def grad_attrs(p) -> dict:
+    """A node's parsed attributes as keyword arguments for its ``_backward_*`` op (unset
+    optional attributes left out)."""
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _outs(y, n: int) -> list:
+    """The ``n`` outputs of a multi-output call (a list in ``nd``, a Symbol in ``sym``)."""
+    return [y[i] for i in range(n)]
+
+
+# Gradients (MXNet's FGradient): one ``_backward_*`` kernel each (``dense_grad.py``).
+def _grad_fc(F, p, inputs, outputs, ograds):
+    back = F._internal._backward_FullyConnected(ograds[0], *inputs, **grad_attrs(p))
+    return _outs(back, len(inputs))
+
+
+def _grad_activation(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_Activation(ograds[0], inputs[0], outputs[0],
+                                             act_type=p.act_type)]
+
+
+def _grad_leaky(F, p, inputs, outputs, ograds):
+    back = F._internal._backward_LeakyReLU(ograds[0], inputs[0], outputs[0], *inputs[1:],
+                                           **grad_attrs(p))
+    return _outs(back, 2) if p.act_type == "prelu" else [back]
+
+
+def _grad_dropout(F, p, inputs, outputs, ograds):
+    """``og * mask`` (the hidden mask output: ones where dropout passed everything through)."""
+    return [F.broadcast_mul(ograds[0], outputs[1])]
+
+
+def _grad_softmax(kind: str):
+    def rule(F, p, inputs, outputs, ograds):
+        back = getattr(F._internal, f"_backward_{kind}")
+        return [back(ograds[0], inputs[0], outputs[0], *inputs[1:], **grad_attrs(p))] + \
+            [None] * (len(inputs) - 1)
+
+    return rule
+
+
+def _grad_softmax_activation(F, p, inputs, outputs, ograds):
+    """MXNet's backward normalises over axis 1 in both modes (data seen as (N, C, rest)), so an
+    instance-mode gradient of data with more than 2 axes is not the forward's derivative; kept."""
+    return [F._internal._backward_softmax(ograds[0], inputs[0], outputs[0], axis=1)]
 
 
 # --- FullyConnected ------------------------------------------------------------------------------
@@ -154,7 +203,7 @@ register(OpDef(
     "FullyConnected",
     params={"num_hidden": Int(), "no_bias": Bool(False), "flatten": Bool(True)},
     inputs=_fc_inputs, infer_shape=_fc_shape, compute=_fc, aliases=("_npx_fully_connected",),
-    shape_needs_outputs=True, fresh_outputs=True, input_hint=_fc_hint,
+    shape_needs_outputs=True, fresh_outputs=True, input_hint=_fc_hint, gradient=_grad_fc,
     doc="out = dot(data, weight.T) + bias; data is flattened to 2-D unless flatten=False, "
         "which applies the layer to the last axis.", lists_output_names=True))
 
@@ -198,7 +247,7 @@ def _relu_into(p, args: list, i: int) -> list | None:
 register(OpDef(
     "Activation", params={"act_type": Enum(tuple(_ACTIVATIONS))}, compute=_activation,
     aliases=("_npx_activation",), fresh_outputs=True,
-    inplace=InPlace(_relu_into, (0,), lambda p: p.act_type == "relu"),
+    inplace=InPlace(_relu_into, (0,), lambda p: p.act_type == "relu"), gradient=_grad_activation,
     doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.",
     lists_input_names=False, lists_output_names=True))
 
@@ -233,7 +282,7 @@ def _leaky_shape(p, in_shapes: list) -> tuple[list, list]:
     return ins, [tuple(data)] * _leaky_n_out(p)
 
 
-def _gamma_view_shape(gamma_shape: tuple, data_shape: tuple) -> list[int]:
+def gamma_view_shape(gamma_shape: tuple, data_shape: tuple) -> list[int]:
     """MXNet's PReLU broadcast: gamma's dims align from the right onto data axes 0 and 1 only
     (so a (C,) gamma scales axis 1 of NCHW data); a dim must equal the data's or be 1. Returns
     gamma's shape as a view of the data's rank."""
@@ -251,7 +300,7 @@ def _gamma_view_shape(gamma_shape: tuple, data_shape: tuple) -> list[int]:
 
 
 def _gamma_view(gamma: np.ndarray, data_shape: tuple) -> np.ndarray:
-    return gamma.reshape(_gamma_view_shape(gamma.shape, data_shape))
+    return gamma.reshape(gamma_view_shape(gamma.shape, data_shape))
 
 
 def _leaky(p, x: np.ndarray, gamma: np.ndarray | None = None):
@@ -286,6 +335,7 @@ register(OpDef(
             "slope": Float(0.25), "lower_bound": Float(0.125), "upper_bound": Float(0.334)},
     inputs=_leaky_inputs, num_outputs=_leaky_n_out, output_names=_leaky_out_names,
     infer_shape=_leaky_shape, compute=_leaky, aliases=("_npx_leaky_relu",), keeps_shape=True,
+    gradient=_grad_leaky,
     # MXNet 1.9.1's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25.
     var_attrs={"gamma": {"__init__": '["Constant", {"value": 0.25}]'}},
     doc="Leaky ReLU family: leaky, prelu (learned gamma), elu, selu, gelu (erf form), rrelu.",
@@ -346,7 +396,7 @@ register(OpDef(
             "axes": Shape(()), "cudnn_off": Optional(Bool(), False)},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "mask"),
     infer_shape=_dropout_shape, compute=_dropout, train_compute=_dropout_train,
-    aliases=("_npx_dropout",), keeps_shape=True,
+    aliases=("_npx_dropout",), keeps_shape=True, gradient=_grad_dropout,
     doc="Identity at inference (unless mode='always'); in training zeroes each element with "
         "probability p and scales the rest by 1/(1-p).", lists_output_names=True))
 
@@ -444,15 +494,17 @@ def _softmax_family(op: str, *, log: bool = False, negate: bool = False) -> Call
 register(OpDef(
     "softmax", params=_SOFTMAX_PARAMS, inputs=_softmax_inputs, infer_shape=_softmax_shape,
     infer_type=_softmax_type, compute=_softmax_family("softmax"), aliases=("_npx_softmax",),
+    gradient=_grad_softmax("softmax"),
     doc="exp(x / t) / sum(exp(x / t)) along axis; with use_length=True positions past "
         "length[...] are 0.", lists_output_names=True))
 register(OpDef(
     "log_softmax", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
     compute=_softmax_family("log_softmax", log=True), aliases=("_npx_log_softmax",),
+    gradient=_grad_softmax("log_softmax"),
     doc="log(softmax(x)) along axis, computed stably."))
 register(OpDef(
     "softmin", params=_SOFTMAX_PARAMS, infer_type=_softmax_type,
-    compute=_softmax_family("softmin", negate=True),
+    compute=_softmax_family("softmin", negate=True), gradient=_grad_softmax("softmin"),
     doc="softmax(-x) along axis.", lists_input_names=False, lists_output_names=True))
 
 
@@ -469,7 +521,7 @@ def _softmax_activation(p, x: np.ndarray) -> np.ndarray:
 register(OpDef(
     "SoftmaxActivation",
     params={"mode": Enum(("instance", "channel"), "instance")},
-    compute=_softmax_activation,
+    compute=_softmax_activation, gradient=_grad_softmax_activation,
     doc="Deprecated softmax: mode='instance' over the last axis, 'channel' over axis 1.",
     lists_input_names=False, lists_output_names=True))
 
@@ -527,7 +579,7 @@ def _prelu_onnx(ctx: LoweringContext) -> None:
     """``PRelu`` with the slope laid out as MXNet broadcasts it: (C,) becomes (1, C, 1, ..., 1)
     (ONNX broadcasts from the right, so a (C,) slope would scale the last axis; onnxruntime and
     TensorRT refuse it on 4-d data)."""
-    view = _gamma_view_shape(tuple(ctx.in_shapes[1]), tuple(ctx.shape))
+    view = gamma_view_shape(tuple(ctx.in_shapes[1]), tuple(ctx.shape))
     work = onnx_work_dtype(ctx.dtype, ("PRelu",), keep_f16=True)
     value = ctx.param(1)
     if value is not None:
@@ -585,29 +637,36 @@ def _dropout_onnx(ctx: LoweringContext) -> None:
     exported as ``Dropout`` with ``training_mode=True`` (the random numbers differ from
     MXNet's, the distribution does not); with ``axes`` the bool mask output of a Dropout on a
     slice of the mask's shape (one draw shared along ``axes``) scales x. onnxruntime implements
-    Dropout at every opset, RandomUniformLike only up to opset 21."""
+    Dropout at every opset, RandomUniformLike only up to opset 21. The hidden ``mask`` output
+    (read by a backward graph) is ones where nothing is dropped, else the kept mask / (1 - p)."""
     p = ctx.params
     x, out = ctx.inputs[0], ctx.outputs[0]
-    if ctx.wants(1):
-        raise ctx.fail("Dropout's hidden 'mask' output is read; it has no ONNX export (MXNet "
-                       "does not write it at inference)")
+    axes = [norm_axis(a, len(ctx.shape), "Dropout axes entry") for a in p.axes]
+    like = x
+    if axes:
+        zeros, ones = ctx.ints([0] * len(axes), "starts"), ctx.ints([1] * len(axes), "ends")
+        like = ctx.make("Slice", [x, zeros, ones, ctx.ints(axes, "axes")])
     if p.mode != "always" or p.p <= 0:
         ctx.make("Identity", [x], outputs=[out])
+        if ctx.wants(1):
+            one = ctx.const(np.ones((), ctx.dtype), "one")
+            ctx.make("Expand", [one, ctx.make("Shape", [like])], outputs=[ctx.outputs[1]])
         return
     if p.p >= 1:  # everything dropped; ONNX's ratio must be < 1
         ctx.make("Mul", [x, ctx.const(np.zeros((), ctx.dtype), "zero")], outputs=[out])
+        if ctx.wants(1):
+            zero = ctx.const(np.zeros((), ctx.dtype), "zero_mask")
+            ctx.make("Expand", [zero, ctx.make("Shape", [like])], outputs=[ctx.outputs[1]])
         return
     ratio = ctx.const(np.float32(p.p), "ratio")
     train = ctx.const(np.bool_(True), "training_mode")
-    if not p.axes:
+    if not axes and not ctx.wants(1):
         ctx.make("Dropout", [x, ratio, train], outputs=[out])
         return
-    axes = [norm_axis(a, len(ctx.shape), "Dropout axes entry") for a in p.axes]
-    zeros, ones = ctx.ints([0] * len(axes), "starts"), ctx.ints([1] * len(axes), "ends")
-    like = ctx.make("Slice", [x, zeros, ones, ctx.ints(axes, "axes")])
     _, kept = ctx.make("Dropout", [like, ratio, train], outputs=2)
     scale = ctx.const(np.asarray(1.0 / (1.0 - p.p), ctx.dtype), "inv_keep")
-    mask = ctx.make("Mul", [ctx.cast_to(kept, ctx.dtype), scale])
+    mask = ctx.make("Mul", [ctx.cast_to(kept, ctx.dtype), scale],
+                    outputs=[ctx.outputs[1]] if ctx.wants(1) else None)
     ctx.make("Mul", [x, mask], outputs=[out])
 
 
