@@ -6,6 +6,8 @@ Backward is simulated: each parameter's gradient buffer on each context is writt
 its data is marked fresh (``data._fresh_grad = True``), which is what ``backward`` does.
 ``run()`` returns ``(arrays, messages)``: name -> numpy array, and name -> [error type, text].
 """
+import collections
+import logging
 import os
 import tempfile
 
@@ -285,10 +287,65 @@ def kvstore_cases(out, msgs, sparse):
     catch(msgs, "kv_create_not_str", lambda: mx.kv.create(3))
 
 
+class _Lines(logging.Handler):
+    def __init__(self):
+        logging.Handler.__init__(self)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def callback_cases(out, msgs, folder):
+    """mx.callback: what each callback logs (Speedometer's speed masked) and the checkpoint
+    files do_checkpoint writes."""
+    Param = collections.namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+    handler = _Lines()
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        metric = mx.metric.Accuracy()
+        metric.update([mx.nd.array([0, 1, 1])], [mx.nd.array([[0.9, 0.1], [0.2, 0.8],
+                                                              [0.7, 0.3]])])
+        for cb in (mx.callback.log_train_metric(2), mx.callback.log_train_metric(2, True),
+                   mx.callback.ProgressBar(total=4, length=8),
+                   mx.callback.Speedometer(3, frequent=2),
+                   mx.callback.Speedometer(3, frequent=2, auto_reset=False)):
+            for n in range(5):
+                cb(Param(epoch=1, nbatch=n, eval_metric=metric, locals=None))
+        speedo = mx.callback.Speedometer(3, frequent=2)
+        for n in range(3):
+            speedo(Param(epoch=0, nbatch=n, eval_metric=None, locals=None))
+        mx.callback.LogValidationMetricsCallback()(Param(2, 0, metric, None))
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    lines = []
+    for line in handler.lines:
+        if "Speed: " in line:
+            head, tail = line.split("Speed: ", 1)
+            line = head + "Speed: <s>" + tail[tail.index(" samples/sec"):]
+        lines.append(line)
+    msgs["callback_log"] = ["ok", "\n".join(lines)]
+    data = mx.sym.var("data")
+    net = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+    arg = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))}
+    prefix = os.path.join(folder, "ck")
+    cb = mx.callback.do_checkpoint(prefix, period=2)
+    for epoch in range(4):
+        cb(epoch, net, arg, {})
+    msgs["callback_files"] = ["ok", " ".join(sorted(os.listdir(folder)))]
+    loaded = mx.nd.load(prefix + "-0004.params")
+    out["callback/ck4_weight"] = loaded["arg:fc_weight"].asnumpy()
+
+
 def run(sparse=True):
     """All cases; ``sparse=False`` leaves out the one that needs row_sparse storage."""
     out, msgs = {}, {}
     trainer_cases(out, msgs)
     states_cases(out, msgs, tempfile.mkdtemp())
     kvstore_cases(out, msgs, sparse)
+    callback_cases(out, msgs, tempfile.mkdtemp())
     return out, msgs
