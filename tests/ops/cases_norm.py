@@ -23,6 +23,15 @@ def _ln_inputs(data_shape, c, dtype="float32"):
 
 
 F16 = {"rtol": 2e-3, "atol": 2e-3}
+# MXNet 1.9.1 runs BatchNormWithReLU's backward through oneDNN, whose mask is the workspace its
+# *training* forward writes; after an inference forward it reads an unwritten workspace (zeros
+# or stale values). The training row checks the gradient against MXNet.
+BN_RELU_INFER = {"no_grad_golden": "MXNet's oneDNN backward reads a workspace its inference "
+                                   "forward never writes; train_bn_relu checks the gradient"}
+# MXNet's rules pass only the data output's head gradient back: those of the visible mean/var
+# (std) outputs are ignored, which finite differences of all outputs cannot reproduce.
+STATS_IGNORED = {"no_fd": "MXNet ignores the head gradients of the mean/var outputs; the "
+                          "golden checks the rule"}
 F64 = {"rtol": 1e-10, "atol": 1e-12}
 
 CASES = [
@@ -62,7 +71,7 @@ CASES = [
     {"name": "ln_axis_neg2_4d", "op": "LayerNorm", "inputs": _ln_inputs((2, 3, 4, 2), 4),
      "attrs": {"axis": -2}},
     {"name": "ln_output_mean_var", "op": "LayerNorm", "inputs": _ln_inputs((2, 3, 4), 4),
-     "attrs": {"output_mean_var": True}},
+     "attrs": {"output_mean_var": True}, **STATS_IGNORED},
     {"name": "ln_eps", "op": "LayerNorm", "inputs": _ln_inputs((3, 5), 5), "attrs": {"eps": 0.1}},
     {"name": "ln_f64", "op": "LayerNorm", "inputs": _ln_inputs((2, 5), 5, "float64"), **F64},
     {"name": "ln_f16", "op": "LayerNorm", "inputs": _ln_inputs((2, 8), 8, "float16"), **F16},
@@ -78,7 +87,7 @@ CASES = [
     {"name": "gn_three_groups_4d", "op": "GroupNorm", "inputs": _ln_inputs((2, 6, 2, 2), 3),
      "attrs": {"num_groups": 3, "eps": 0.01}},
     {"name": "gn_output_mean_var", "op": "GroupNorm", "inputs": _ln_inputs((2, 4, 3), 2),
-     "attrs": {"num_groups": 2, "output_mean_var": True}},
+     "attrs": {"num_groups": 2, "output_mean_var": True}, **STATS_IGNORED},
     # L2Normalization
     {"name": "l2_instance_2d", "op": "L2Normalization", "inputs": [_f(3, 4)]},
     {"name": "l2_instance_4d", "op": "L2Normalization", "inputs": [_f(2, 3, 2, 2)]},
@@ -99,12 +108,14 @@ CASES = [
      "attrs": {"nsize": 1, "alpha": 0.1}},
     # _contrib_BatchNormWithReLU: MXNet runs it (oneDNN) for 4-d float32 data, axis 1 only
     {"name": "bn_relu_default", "op": "_contrib_BatchNormWithReLU",
-     "inputs": _bn_inputs((2, 3, 3, 4), 3)},
+     "inputs": _bn_inputs((2, 3, 3, 4), 3), **BN_RELU_INFER},
     {"name": "bn_relu_fix_gamma_false_eps", "op": "_contrib_BatchNormWithReLU",
-     "inputs": _bn_inputs((2, 4, 2, 3), 4), "attrs": {"fix_gamma": False, "eps": 0.01}},
+     "inputs": _bn_inputs((2, 4, 2, 3), 4), "attrs": {"fix_gamma": False, "eps": 0.01},
+     **BN_RELU_INFER},
     {"name": "bn_relu_output_mean_var", "op": "_contrib_BatchNormWithReLU",
      "inputs": _bn_inputs((1, 3, 4, 4), 3),
-     "attrs": {"fix_gamma": False, "output_mean_var": True, "use_global_stats": True}},
+     "attrs": {"fix_gamma": False, "output_mean_var": True, "use_global_stats": True},
+     **BN_RELU_INFER},
 ]
 
 TRAIN_CASES = [

@@ -29,7 +29,9 @@ mean/var outputs computed; LayerNorm is LayerNormalization (opset >= 17, last ax
 ReduceMean composition over its one axis; GroupNorm (per-group gamma/beta) is InstanceNormalization
 on (N, G, -1); L2Normalization composes ``x / sqrt(sum(x**2) + eps)``; LRN maps to LRN. Hidden
 outputs that MXNet keeps for backward only (InstanceNorm's, L2Normalization's, LRN's) are
-refused with the node named when a graph reads them.
+composed when a graph reads them (a backward graph does).
+
+Gradients: each op's rule calls one backward kernel of :mod:`.norm_grad`.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
 from .dense import require_float, work_dtype
 
-__all__ = ["bn_infer"]
+__all__ = ["bn_infer", "channel_window_sum"]
 
 # MXNet declares these defaults as C++ float literals; keep the float32-rounded values.
 _EPS_1E3 = float(np.float32(1e-3))
@@ -163,6 +165,24 @@ def _bn_into(p, args: list, i: int) -> list | None:
     return list(bn_infer("BatchNorm", p.axis, p, *args, out=x))
 
 
+def _attrs(p) -> dict:
+    """The forward op's attributes for its backward op (unset optionals left out)."""
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _bn_rule(backward: str, with_output: bool = False):
+    """BatchNorm-family gradient: one ``_backward_*`` kernel call (it also updates the moving
+    statistics in training mode); no gradient flows to the auxiliary states."""
+
+    def rule(F, p, inputs, outputs, ograds):
+        extra = [outputs[0]] if with_output else []
+        g = getattr(F._internal, backward)(ograds[0], outputs[1], outputs[2], *inputs, *extra,
+                                 **_attrs(p))
+        return [g[0], g[1], g[2], None, None]
+
+    return rule
+
+
 register(OpDef(
     "BatchNorm",
     params={"eps": Float(_EPS_1E3), "momentum": Float(0.9), "fix_gamma": Bool(True),
@@ -176,6 +196,7 @@ register(OpDef(
     compute=lambda p, *a: bn_infer("BatchNorm", p.axis, p, *a),
     train_compute=lambda p, *a: _bn_train("BatchNorm", p.axis, p, *a, plain_var=False),
     aliases=("_npx_batch_norm",), keeps_shape=True, fresh_outputs=True, inplace=InPlace(_bn_into),
+    gradient=_bn_rule("_backward_BatchNorm"),
     doc="(x - mean) / sqrt(var + eps) * gamma + beta per channel (axis); inference uses the "
         "moving statistics; gamma is 1 when fix_gamma (the default).", lists_output_names=True))
 
@@ -190,6 +211,7 @@ register(OpDef(
     infer_shape=lambda p, s: _bn_shape_at(1, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
     train_compute=lambda p, *a: _bn_train("_contrib_SyncBatchNorm", 1, p, *a, plain_var=True),
+    gradient=_bn_rule("_backward__contrib_SyncBatchNorm"),
     doc="BatchNorm synchronised across devices in training; on one device (and at inference) "
         "the same math as BatchNorm with the channel on axis 1.", lists_output_names=True))
 
@@ -226,8 +248,21 @@ register(OpDef(
     compute=lambda p, *a: _with_relu(bn_infer("_contrib_BatchNormWithReLU", p.axis, p, *a)),
     train_compute=lambda p, *a: _with_relu(
         _bn_train("_contrib_BatchNormWithReLU", p.axis, p, *a, plain_var=False)),
+    gradient=_bn_rule("_backward_contrib_BatchNormWithReLU", with_output=True),
     doc="BatchNorm followed by ReLU on its data output (MXNet's fused oneDNN operator).",
     lists_output_names=True))
+
+
+def _moments_rule(backward: str):
+    """LayerNorm/InstanceNorm/GroupNorm: one kernel from the saved moments (outputs 1, 2);
+    their head gradients are ignored, as MXNet's rule ignores them."""
+
+    def rule(F, p, inputs, outputs, ograds):
+        g = getattr(F._internal, backward)(ograds[0], inputs[0], inputs[1], outputs[1], outputs[2],
+                                 **_attrs(p))
+        return [g[0], g[1], g[2]]
+
+    return rule
 
 
 # --- LayerNorm -----------------------------------------------------------------------------------
@@ -269,6 +304,7 @@ register(OpDef(
     params={"axis": Int(-1), "eps": Float(_EPS_1E5), "output_mean_var": Bool(False)},
     inputs=("data", "gamma", "beta"), num_outputs=3, num_visible_outputs=_ln_n_visible,
     output_names=("output", "mean", "std"), infer_shape=_ln_shape, compute=_layer_norm,
+    gradient=_moments_rule("_backward_LayerNorm"),
     aliases=("_npx_layer_norm",), keeps_shape=True,
     doc="(x - mean) / sqrt(var + eps) * gamma + beta with moments over one axis.",
     lists_output_names=True))
@@ -311,6 +347,7 @@ register(OpDef(
     "InstanceNorm", params={"eps": Float(_EPS_1E3)}, inputs=("data", "gamma", "beta"),
     num_outputs=3, num_visible_outputs=1, output_names=("output", "mean", "var"),
     infer_shape=_in_shape, compute=_instance_norm, keeps_shape=True,
+    gradient=_moments_rule("_backward_InstanceNorm"),
     doc="Per-sample, per-channel normalisation over the spatial axes, then gamma/beta per "
         "channel.", lists_output_names=True))
 
@@ -349,6 +386,7 @@ register(OpDef(
     params={"num_groups": Int(1), "eps": Float(_EPS_1E5), "output_mean_var": Bool(False)},
     inputs=("data", "gamma", "beta"), num_outputs=3, num_visible_outputs=_ln_n_visible,
     output_names=("output", "mean", "std"), infer_shape=_gn_shape, compute=_group_norm,
+    gradient=_moments_rule("_backward_GroupNorm"),
     doc="Normalisation over groups of channels; gamma and beta hold one value per group.",
     lists_output_names=True))
 
@@ -391,6 +429,8 @@ register(OpDef(
             "mode": Enum(("instance", "spatial", "channel"), "instance")},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "norm"),
     infer_shape=_l2_shape, compute=_l2_normalization,
+    gradient=lambda F, p, ins, outs, ogs: [
+        F._internal._backward_L2Normalization(ogs[0], outs[0], outs[1], **_attrs(p))],
     doc="x / sqrt(sum(x**2) + eps) over all but axis 0 (instance), over axis 1 (channel) or "
         "over the spatial axes (spatial).", lists_output_names=True))
 
@@ -434,6 +474,8 @@ register(OpDef(
             "nsize": Int()},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "tmp_norm"),
     infer_shape=_lrn_shape, compute=_lrn,
+    gradient=lambda F, p, ins, outs, ogs: [
+        F._internal._backward_LRN(ogs[0], ins[0], outs[1], **_attrs(p))],
     doc="Local response normalisation across channels.", lists_output_names=True))
 
 
@@ -603,29 +645,27 @@ def _ln_onnx(ctx: LoweringContext) -> None:
 lowering("LayerNorm")(_ln_onnx)
 
 
-def _no_hidden(ctx: LoweringContext, what: str) -> None:
-    if any(ctx.wants(k) for k in range(1, len(ctx.outputs))):
-        raise ctx.fail(f"its hidden {what} output is read; gluonport does not export it (MXNet "
-                       "hides it: only backward uses it)")
-
-
 def _in_onnx(ctx: LoweringContext) -> None:
-    """``InstanceNormalization`` (same eps placement as MXNet); float64 data is composed in
-    double instead (onnxruntime has no double InstanceNormalization)."""
-    _no_hidden(ctx, "mean/var")
+    """``InstanceNormalization`` (same eps placement as MXNet); float64 data, or a read hidden
+    mean/var output (a backward graph reads them), is composed instead on (N, C, -1)."""
     p = ctx.params
-    rank = len(ctx.shape)
     work = onnx_work_dtype(ctx.dtype)
     x, g, b = (onnx_input_as(ctx, i, work) for i in range(3))
     out = _out_name(ctx, 0, work)
-    if work != np.float64:
-        y = ctx.make("InstanceNormalization", [x, g, b], outputs=named(out),
-                     epsilon=float(np.float32(p.eps)))
-    else:
-        normed, _, _ = _standardize(ctx, x, list(range(2, rank)), float(np.float32(p.eps)),
-                                    work)
-        y = _affine(ctx, normed, g, b, _chan_view(rank, 1), out)
+    eps = float(np.float32(p.eps))
+    if work != np.float64 and not (ctx.wants(1) or ctx.wants(2)):
+        y = ctx.make("InstanceNormalization", [x, g, b], outputs=named(out), epsilon=eps)
+        _finish(ctx, 0, y, work)
+        return
+    x3 = ctx.make("Reshape", [x, ctx.ints([0, 0, -1], "ncl")])
+    mean = onnx_reduce(ctx, "ReduceMean", x3, [2])
+    xc = ctx.make("Sub", [x3, mean])
+    var = onnx_reduce(ctx, "ReduceMean", ctx.make("Mul", [xc, xc]), [2])
+    std = ctx.make("Sqrt", [ctx.make("Add", [var, ctx.const(work.type(eps), "eps")])])
+    y3 = _affine(ctx, ctx.make("Div", [xc, std]), g, b, [-1, 1], None)
+    y = ctx.make("Reshape", [y3, ctx.make("Shape", [ctx.inputs[0]])], outputs=named(out))
     _finish(ctx, 0, y, work)
+    _finish_stats(ctx, mean, var, work, [2])
 
 
 lowering("InstanceNorm")(_in_onnx)
@@ -660,35 +700,68 @@ lowering("GroupNorm")(_gn_onnx)
 # L2Normalization / LRN ----------------------------------------------------------------------------
 def _l2_onnx(ctx: LoweringContext) -> None:
     """``x / sqrt(ReduceSumSquare(x) + eps)`` (MXNet adds eps under the root; ONNX's
-    LpNormalization has no eps and one axis only)."""
-    _no_hidden(ctx, "norm")
+    LpNormalization has no eps and one axis only); the hidden norm output when read (a
+    backward graph reads it)."""
     p = ctx.params
     rank = len(ctx.shape)
     axes = {"instance": range(1, rank), "channel": [1], "spatial": range(2, rank)}[p.mode]
-
-    def build(x: str, out: str | None) -> str:
-        work = onnx_work_dtype(ctx.dtype)
-        # no axes (1-d data, mode='instance'): every element is its own norm; an empty axes
-        # list would make ReduceSumSquare reduce everything
-        sq = onnx_reduce(ctx, "ReduceSumSquare", x, axes) if len(axes) else \
-            ctx.make("Mul", [x, x])
-        norm = ctx.make("Sqrt", [ctx.make("Add", [sq, ctx.const(work.type(p.eps), "eps")])])
-        return ctx.make("Div", [x, norm], outputs=named(out))
-
-    onnx_compute(ctx, build)
+    work = onnx_work_dtype(ctx.dtype)
+    x = onnx_input_as(ctx, 0, work)
+    # no axes (1-d data, mode='instance'): every element is its own norm; an empty axes list
+    # would make ReduceSumSquare reduce everything
+    sq = onnx_reduce(ctx, "ReduceSumSquare", x, axes) if len(axes) else ctx.make("Mul", [x, x])
+    norm = ctx.make("Sqrt", [ctx.make("Add", [sq, ctx.const(work.type(p.eps), "eps")])])
+    y = ctx.make("Div", [x, norm], outputs=named(_out_name(ctx, 0, work)))
+    _finish(ctx, 0, y, work)
+    if ctx.wants(1):  # (N,), (N, 1, spatial...) or (N, C): drop the kept reduced axes
+        shape = {"instance": [-1], "channel": None, "spatial": [0, 0]}[p.mode]
+        if shape is not None and len(axes):
+            norm = ctx.make("Reshape", [norm, ctx.ints(shape, "norm_shape")],
+                            outputs=named(_out_name(ctx, 1, work)))
+        elif work == ctx.dtype:
+            norm = ctx.make("Identity", [norm], outputs=[ctx.outputs[1]])
+        _finish(ctx, 1, norm, work)
 
 
 lowering("L2Normalization")(_l2_onnx)
 
 
+def channel_window_sum(ctx: LoweringContext, t: str, channels: int, nsize: int) -> str:
+    """ONNX: the sum over a centred window of ``nsize`` channels (axis 1 of 4-d ``t``), zero
+    beyond the edges: ``nsize`` slices of the zero-padded tensor added (static channels)."""
+    half = nsize // 2
+    padded = ctx.make("Pad", [t, ctx.ints([0, half, 0, 0, 0, half, 0, 0], "pads")])
+    taps = [ctx.make("Slice", [padded, ctx.ints([k], "s"), ctx.ints([k + channels], "e"),
+                               ctx.ints([1], "a")]) for k in range(nsize)]
+    return ctx.make("Sum", taps) if len(taps) > 1 else taps[0]
+
+
 def _lrn_onnx(ctx: LoweringContext) -> None:
-    """``LRN`` with bias=knorm, size=nsize: both MXNet and ONNX scale alpha by 1/size."""
-    _no_hidden(ctx, "tmp_norm")
+    """``LRN`` with bias=knorm, size=nsize: both MXNet and ONNX scale alpha by 1/size. When
+    the hidden ``tmp_norm`` is read (a backward graph reads it), both outputs are composed:
+    ``tmp = knorm + alpha/n * window(x**2)``, ``y = x * tmp**-beta``."""
     p = ctx.params
     _lrn_check(p, tuple(ctx.shape))
-    attrs = {"alpha": float(np.float32(p.alpha)), "beta": float(np.float32(p.beta)),
-             "bias": float(np.float32(p.knorm)), "size": int(p.nsize)}
-    onnx_compute(ctx, lambda x, out: ctx.make("LRN", [x], outputs=named(out), **attrs), ("LRN",))
+    if not ctx.wants(1):
+        attrs = {"alpha": float(np.float32(p.alpha)), "beta": float(np.float32(p.beta)),
+                 "bias": float(np.float32(p.knorm)), "size": int(p.nsize)}
+        onnx_compute(ctx, lambda x, out: ctx.make("LRN", [x], outputs=named(out), **attrs),
+                     ("LRN",))
+        return
+    channels = int(ctx.shape[1])
+    if not channels or ctx.is_dynamic(0, 1):
+        raise ctx.fail("its hidden tmp_norm output exports with a static channel count")
+    work = onnx_work_dtype(ctx.dtype)
+    x = onnx_input_as(ctx, 0, work)
+    window = channel_window_sum(ctx, ctx.make("Mul", [x, x]), channels, p.nsize)
+    scale = ctx.const(work.type(np.float32(np.float32(p.alpha) / p.nsize)), "scale")
+    tmp = ctx.make("Add", [ctx.make("Mul", [window, scale]), ctx.const(work.type(p.knorm),
+                                                                       "knorm")],
+                   outputs=named(_out_name(ctx, 1, work)))
+    power = ctx.make("Pow", [tmp, ctx.const(work.type(-np.float32(p.beta)), "neg_beta")])
+    y = ctx.make("Mul", [x, power], outputs=named(_out_name(ctx, 0, work)))
+    _finish(ctx, 0, y, work)
+    _finish(ctx, 1, tmp, work)
 
 
 lowering("LRN")(_lrn_onnx)

@@ -1,0 +1,113 @@
+"""Generate MXNet 1.9.1 goldens for training-mode state: BatchNorm's moving statistics.
+
+Run with the oracle's Python (never by the test suite):
+
+    ~/.cache/gluonport-oracle/bin/python tests/golden/ops/gen_train_mode.py
+
+MXNet 1.9.1 updates ``moving_mean``/``moving_var`` of ``BatchNorm`` (and SyncBatchNorm,
+BatchNormWithReLU) in its *backward* kernel, in place (``FMutateInputs``), with
+``moving = moving * momentum + batch * (1 - momentum)`` and the biased batch variance; a forward
+pass alone, inference mode, or ``use_global_stats`` leaves them alone. For each case below the
+op runs under ``autograd.record(train_mode=...)`` on fixed inputs, then ``backward`` with a fixed
+head gradient (``train_mode`` the same); ``train_mode.npz`` holds per case ``<case>/in<i>``
+(data, gamma, beta, moving_mean, moving_var as given), ``<case>/hg``, ``<case>/fwd_mean``,
+``<case>/fwd_var`` (the moving statistics after the forward pass), ``<case>/mean``, ``<case>/var``
+(after the backward pass) and ``<case>/grad<i>`` (data, gamma, beta).
+
+Gluon cases (``gluon_*``): an ``nn.BatchNorm`` block (imperative, and hybridized) takes two
+training steps (record, forward, backward) on two batches; the golden holds the batches, the
+head gradients, the block's running_mean/running_var after each step and the data gradients.
+Deterministic: re-running gives the same file.
+"""
+import os
+
+os.environ.setdefault("MXNET_SUBGRAPH_BACKEND", "NONE")
+
+import mxnet as mx  # noqa: E402
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CASES = [  # name, op, data shape, dtype, param dtype, attrs, train_mode
+    ("bn4d", "BatchNorm", (2, 3, 2, 2), "float32", "float32", {"fix_gamma": False}, True),
+    ("bn4d_fix_gamma", "BatchNorm", (2, 3, 2, 2), "float32", "float32", {}, True),
+    ("bn2d_momentum", "BatchNorm", (5, 3), "float32", "float32",
+     {"fix_gamma": False, "momentum": 0.7}, True),
+    ("bn3d_axis_neg1", "BatchNorm", (2, 4, 3), "float32", "float32",
+     {"fix_gamma": False, "axis": -1, "eps": 0.01}, True),
+    ("bn_f64", "BatchNorm", (3, 3, 4), "float64", "float64", {"fix_gamma": False}, True),
+    ("bn_f16", "BatchNorm", (4, 3, 2), "float16", "float32", {"fix_gamma": False}, True),
+    ("bn_global_stats", "BatchNorm", (2, 3, 2, 2), "float32", "float32",
+     {"fix_gamma": False, "use_global_stats": True}, True),
+    ("bn_predict_mode", "BatchNorm", (2, 3, 2, 2), "float32", "float32",
+     {"fix_gamma": False}, False),
+    ("sync_bn", "_contrib_SyncBatchNorm", (2, 3, 4), "float32", "float32",
+     {"fix_gamma": False, "key": "g0"}, True),
+    ("bn_relu", "_contrib_BatchNormWithReLU", (2, 3, 2, 3), "float32", "float32",
+     {"fix_gamma": False}, True),
+]
+
+
+def _op(name):
+    if name.startswith("_contrib_"):
+        return getattr(mx.nd.contrib, name[len("_contrib_"):])
+    return getattr(mx.nd, name)
+
+
+def _case(out, name, op, shape, dtype, pdtype, attrs, train, seed):
+    rng = np.random.RandomState(seed)
+    c = shape[attrs.get("axis", 1)]
+    ins = [rng.uniform(-2, 2, shape).astype(dtype), rng.uniform(0.5, 1.5, c).astype(pdtype),
+           rng.uniform(-1, 1, c).astype(pdtype), rng.uniform(-0.5, 0.5, c).astype(pdtype),
+           rng.uniform(0.5, 2.0, c).astype(pdtype)]
+    hg = rng.standard_normal(shape).astype(dtype)
+    arrays = [mx.nd.array(a, dtype=a.dtype) for a in ins]
+    for a in arrays[:3]:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=train):
+        y = _op(op)(*arrays, **attrs)
+    out[f"{name}/fwd_mean"] = arrays[3].asnumpy()
+    out[f"{name}/fwd_var"] = arrays[4].asnumpy()
+    mx.autograd.backward([y], [mx.nd.array(hg, dtype=hg.dtype)], train_mode=train)
+    for i, a in enumerate(ins):
+        out[f"{name}/in{i}"] = a
+    out[f"{name}/hg"] = hg
+    out[f"{name}/mean"] = arrays[3].asnumpy()
+    out[f"{name}/var"] = arrays[4].asnumpy()
+    for i in range(3):
+        out[f"{name}/grad{i}"] = arrays[i].grad.asnumpy()
+
+
+def _gluon(out, name, hybridize, seed):
+    rng = np.random.RandomState(seed)
+    net = mx.gluon.nn.BatchNorm(momentum=0.8, in_channels=3)
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    for step in range(2):
+        x = rng.uniform(-2, 2, (4, 3, 2, 2)).astype("float32")
+        hg = rng.standard_normal(x.shape).astype("float32")
+        xa = mx.nd.array(x)
+        xa.attach_grad()
+        with mx.autograd.record():
+            y = net(xa)
+        y.backward(mx.nd.array(hg))
+        out[f"{name}/x{step}"] = x
+        out[f"{name}/hg{step}"] = hg
+        out[f"{name}/mean{step}"] = net.running_mean.data().asnumpy()
+        out[f"{name}/var{step}"] = net.running_var.data().asnumpy()
+        out[f"{name}/grad{step}"] = xa.grad.asnumpy()
+
+
+def main():
+    out = {}
+    for k, (name, op, shape, dtype, pdtype, attrs, train) in enumerate(CASES):
+        _case(out, name, op, shape, dtype, pdtype, attrs, train, 100 + k)
+    _gluon(out, "gluon_bn", False, 7)
+    _gluon(out, "gluon_bn_hybrid", True, 7)
+    np.savez(os.path.join(HERE, "train_mode.npz"), **out)
+    print(f"wrote {len(out)} arrays")
+
+
+if __name__ == "__main__":
+    main()
