@@ -169,11 +169,13 @@ def _pool(ctx: ImportContext, x: Value, pool_type: str, kernel_shape, strides, p
 def _dilated_pool(ctx: ImportContext, x: Value, pool_type: str, kernel: list[int], stride,
                   dilate, begin: list[int], end: list[int], ceil: bool, include_pad: bool,
                   p: int | None) -> object:
-    """Pooling with dilations, which MXNet's Pooling lacks: one strided ``slice`` of the padded
-    input per kernel tap (tap ``j`` of output ``i`` reads ``i * stride + j * dilation``),
-    combined by ``broadcast_maximum`` (max) or ``add_n`` (avg, lp). ONNX's output size (ceil
-    mode drops a window that starts in the end padding) needs the static input size; windows
-    running past the end in ceil mode read a fill that never wins (max) or counts (avg)."""
+    """Pooling with dilations, which MXNet's Pooling lacks. Max and sum over a window grid are
+    separable, so one spatial axis at a time: one strided ``slice`` per kernel tap along that
+    axis (tap ``j`` of output ``i`` reads ``i * stride + j * dilation``), combined by
+    ``broadcast_maximum`` (max) or ``add_n`` (avg, lp) -- sum(kernel) slices, not
+    prod(kernel). ONNX's output size (ceil mode drops a window that starts in the end padding)
+    needs the static input size; windows running past the end in ceil mode read a fill that
+    never wins (max) or counts (avg)."""
     sizes = _spatial(ctx, x, len(kernel))
     if not all(isinstance(s, int) for s in sizes):
         raise ctx.fail(f"dilations {list(dilate)}: pooling with dilations needs the static "
@@ -196,13 +198,10 @@ def _dilated_pool(ctx: ImportContext, x: Value, pool_type: str, kernel: list[int
                                             scalar=float(p)), shape=x.shape, dtype=x.dtype)
     padded = pad_sym(ctx, src, zeros + begin, zeros + [e + o for e, o in zip(end, over)],
                      "constant", fill)
-    taps = _taps(ctx, padded, kernel, stride, dilate, outs)
+    windows = (kernel, stride, dilate, outs)
     if pool_type == "max":
-        out = taps[0]
-        for t in taps[1:]:
-            out = ctx.op("broadcast_maximum", out, t)
-        return out
-    total = ctx.op("add_n", *taps, num_args=len(taps)) if len(taps) > 1 else taps[0]
+        return _window_reduce(ctx, padded, *windows, "max")
+    total = _window_reduce(ctx, padded, *windows, "sum")
     if pool_type == "lp":
         return ctx.op("_power_scalar", total, scalar=1.0 / p)
     if include_pad and not any(over):
@@ -215,21 +214,27 @@ def _dilated_pool(ctx: ImportContext, x: Value, pool_type: str, kernel: list[int
     else:
         mask = pad_sym(ctx, ones, zeros + begin, zeros + [e + o for e, o in zip(end, over)],
                        "constant", 0.0)
-    counts = _taps(ctx, mask, kernel, stride, dilate, outs)
-    count = ctx.op("add_n", *counts, num_args=len(counts)) if len(counts) > 1 else counts[0]
-    return ctx.op("broadcast_div", total, count)
+    return ctx.op("broadcast_div", total, _window_reduce(ctx, mask, *windows, "sum"))
 
 
-def _taps(ctx: ImportContext, s, kernel, stride, dilate, outs) -> list:
-    """One strided slice per kernel offset: tap ``j`` covers ``j * d + i * s`` for each output
-    position ``i``."""
-    taps = []
-    for offset in np.ndindex(*kernel):
-        begin = [j * d for j, d in zip(offset, dilate)]
-        stop = [b + (o - 1) * st + 1 for b, o, st in zip(begin, outs, stride)]
-        taps.append(ctx.op("slice", s, begin=(None, None) + tuple(begin),
-                           end=(None, None) + tuple(stop), step=(None, None) + tuple(stride)))
-    return taps
+def _window_reduce(ctx: ImportContext, s, kernel, stride, dilate, outs, how: str):
+    """Max or sum over each dilated window, one spatial axis after the other: along axis
+    ``a``, tap ``j`` is the slice ``j * d, j * d + s, ...`` of ``outs[a]`` elements."""
+    n = len(kernel)
+    for a, (k, st, d, o) in enumerate(zip(kernel, stride, dilate, outs)):
+        taps = []
+        for j in range(k):
+            begin, end, step = [None] * (n + 2), [None] * (n + 2), [None] * (n + 2)
+            begin[2 + a], end[2 + a], step[2 + a] = j * d, j * d + (o - 1) * st + 1, st
+            taps.append(ctx.op("slice", s, begin=tuple(begin), end=tuple(end),
+                               step=tuple(step)))
+        if how == "sum":
+            s = ctx.op("add_n", *taps, num_args=len(taps)) if len(taps) > 1 else taps[0]
+        else:
+            s = taps[0]
+            for t in taps[1:]:
+                s = ctx.op("broadcast_maximum", s, t)
+    return s
 
 
 def _convention(ctx: ImportContext, x: Value, kernel, stride, begin, end, ceil: bool) -> str:
