@@ -204,14 +204,19 @@ def _nd(x: Any, ctx: Context) -> NDArray:
 
 
 class Executor:
-    """MXNet 1.x's executor: bound argument/aux arrays, ``forward``, ``outputs``.
+    """MXNet 1.x's executor: bound argument/aux arrays, ``forward``, ``backward``, ``outputs``.
 
     ``forward(is_train=False, **kwargs)`` copies the keyword arrays into ``arg_dict`` and
-    evaluates the graph with numpy. Gradients are not implemented (inference only).
+    evaluates the graph with numpy. With gradient arrays bound (``args_grad``, or
+    ``simple_bind`` with a ``grad_req`` other than ``'null'``), ``forward(is_train=True)`` keeps
+    what the backward graph needs (``symbol/_backward.py``) and ``backward(out_grads)`` writes
+    each argument's gradient into ``grad_dict`` by its ``grad_req`` (``'write'``, ``'add'``,
+    ``'null'``), as MXNet's executor does. Loss outputs (``SoftmaxOutput`` ...) ignore
+    ``out_grads``; other outputs default to a gradient of ones.
     """
 
     def __init__(self, symbol: Any, ctx: Context | None, args: Any, aux_states: Any = None,
-                 grad_req: str = "write"):
+                 grad_req: Any = "write", args_grad: Any = None):
         self._symbol = symbol
         self._ctx = ctx or current_context()
         arg_names = symbol.list_arguments()
@@ -228,10 +233,23 @@ class Executor:
         self._plan = GraphPlan(symbol)
         self.outputs: list[NDArray] = []
         self.grad_req = grad_req
+        self.grad_dict = {k: _nd(v, self._ctx) for k, v in
+                          _as_dict(arg_names, args_grad, "bind args_grad").items()
+                          if v is not None}
+        reqs = (dict.fromkeys(arg_names, grad_req) if isinstance(grad_req, str)
+                else _as_dict(arg_names, grad_req, "bind grad_req"))
+        self._reqs = {n: reqs.get(n, "null") if n in self.grad_dict else "null"
+                      for n in arg_names}
+        for n, r in self._reqs.items():
+            if r not in ("write", "add", "null"):
+                raise GraphError(f"bind: grad_req for {n!r} must be 'write', 'add' or 'null', "
+                                 f"got {r!r}")
+        self._train: Any = None
+        self._saved: dict[str, np.ndarray] | None = None
 
     @classmethod
     def simple(cls, symbol: Any, ctx: Context | None, type_dict: Mapping[str, Any],
-               shapes: Mapping[str, Any], grad_req: str = "write") -> Executor:
+               shapes: Mapping[str, Any], grad_req: Any = "write") -> Executor:
         arg_s, _, aux_s = symbol.infer_shape(**shapes)
         if arg_s is None:
             raise ShapeError(f"simple_bind: cannot infer all shapes from {dict(shapes)}")
@@ -242,7 +260,12 @@ class Executor:
         ctx = ctx or current_context()
         args = [NDArray(np.zeros(s, t), ctx) for s, t in zip(arg_s, arg_t)]
         aux = [NDArray(np.zeros(s, t), ctx) for s, t in zip(aux_s, aux_t)]
-        return cls(symbol, ctx, args, aux, grad_req)
+        names = symbol.list_arguments()
+        reqs = (dict.fromkeys(names, grad_req) if isinstance(grad_req, str)
+                else _as_dict(names, grad_req, "simple_bind grad_req"))
+        grads = {n: NDArray(np.zeros_like(a._data), ctx) for n, a in zip(names, args)
+                 if reqs.get(n, "null") != "null" and a._data.dtype.kind == "f"}
+        return cls(symbol, ctx, args, aux, reqs, grads)
 
     @property
     def arg_arrays(self) -> list[NDArray]:
@@ -269,12 +292,67 @@ class Executor:
                 target._data[...] = src
         feed = {k: v._data for k, v in self.arg_dict.items()}
         feed.update({k: v._data for k, v in self.aux_dict.items()})
-        outs = self._plan.run(feed, is_train)
+        wrt = [n for n, r in self._reqs.items() if r != "null"]
+        if is_train and wrt:
+            bg, fwd, _ = self._train_graphs(wrt)
+            values = fwd.run(feed, is_train=True)
+            outs = values[:bg.n_outputs]
+            self._saved = {**feed, **dict(zip(bg.saved, values[bg.n_outputs:]))}
+        else:
+            outs = self._plan.run(feed, is_train)
+            self._saved = None
         self.outputs = [NDArray(np.asarray(o), self._ctx) for o in outs]
         return self.outputs
 
+    def _train_graphs(self, wrt: list[str]) -> Any:
+        if self._train is None:
+            from ._backward import build_backward
+
+            bg = build_backward(self._symbol, wrt)
+            self._train = (bg, GraphPlan(bg.forward, fuse=False),
+                           None if bg.backward is None else GraphPlan(bg.backward, fuse=False))
+        return self._train
+
+    @property
+    def grad_arrays(self) -> list[NDArray | None]:
+        """The gradient arrays in ``list_arguments`` order (``None`` where none is bound)."""
+        return [self.grad_dict.get(n) for n in self._symbol.list_arguments()]
+
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
-        raise NotImplementedError("gluonport runs inference only; backward is not available")
+        """Write the arguments' gradients into ``grad_dict`` (after ``forward(is_train=True)``).
+
+        ``out_grads``: one array per output (or a single array), default ones.
+        """
+        if self._saved is None:
+            raise GraphError("backward: call forward(is_train=True) first (MXNet needs the "
+                             "training-mode forward pass and bound gradient arrays)")
+        bg, _, bwd = self._train
+        if out_grads is None:
+            heads = [np.ones_like(o._data) for o in self.outputs]
+        else:
+            given = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else out_grads
+            heads = [g._data if isinstance(g, NDArray) else np.asarray(g) for g in given]
+            if len(heads) != len(self.outputs):
+                raise GraphError(f"backward: {len(heads)} out_grads for "
+                                 f"{len(self.outputs)} outputs")
+        if bwd is None:
+            got: list = []
+        else:
+            feed = {k: v for k, v in self._saved.items() if k in bwd.var_slots}
+            for name in bg.ograds:
+                feed[name] = heads[int(name.rpartition(":")[2])]
+            got = bwd.run(feed, is_train=is_train)
+        it = iter(got)
+        for name, has in zip(bg.wrt, bg.grad_of):
+            g = next(it) if has else None
+            buf = self.grad_dict[name]._data
+            if self._reqs[name] == "add":
+                if g is not None:
+                    buf += g
+            elif g is None:
+                buf[...] = 0
+            else:
+                buf[...] = g
 
     def copy_params_from(self, arg_params: Mapping[str, Any],
                          aux_params: Mapping[str, Any] | None = None,

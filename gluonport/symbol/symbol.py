@@ -350,7 +350,7 @@ class Symbol(OpSurface):
         """An :class:`~gluonport.symbol.executor.Executor` over the given argument arrays."""
         from .executor import Executor
 
-        return Executor(self, ctx, args, aux_states, grad_req=grad_req)
+        return Executor(self, ctx, args, aux_states, grad_req=grad_req, args_grad=args_grad)
 
     def simple_bind(self, ctx: Any, grad_req: str = "write", type_dict: Any = None,
                     stype_dict: Any = None, group2ctx: Any = None, shared_arg_names: Any = None,
