@@ -146,6 +146,7 @@ _RRELU = "the rrelu mask output is refused; see test_export_nn.py's test_rrelu_*
 _PROJ = "ONNX LSTM has no projection (projection_size); see test_projection_refused_with_reason"
 
 FAMILIES: dict[str, Family] = {
+    "bitwise": Family(lowest=lambda case: 18),  # ONNX's Bitwise* ops are opset 18
     "contrib": Family(params=_contrib_params, lowest=_contrib_lowest),
     "conv": Family(params=_conv_params),
     "detection": Family(params=_detection_params, lowest=_roialign_lowest,

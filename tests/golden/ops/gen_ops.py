@@ -44,6 +44,9 @@ def find_op(name):
         return getattr(mx.nd.linalg, name[len("_linalg_"):])
     if name.startswith("_image_"):  # and _image_X at mx.nd.image.X only
         return getattr(mx.nd.image, name[len("_image_"):])
+    if name.startswith("_npi_"):  # numpy-interface ops: mx.nd.numpy._internal, on mx.np arrays
+        fn = getattr(mx.nd.numpy._internal, name[len("_npi_"):])
+        return lambda *xs, **kw: fn(*[x.as_np_ndarray() for x in xs], **kw).as_nd_ndarray()
     for ns in (mx.nd, mx.nd._internal, mx.nd.contrib, mx.nd.op):
         if hasattr(ns, name):
             return getattr(ns, name)
