@@ -19,9 +19,9 @@ from ..context import Context
 from ..errors import DeferredInitializationError, GluonportError, ShapeError
 from ..ndarray import NDArray, _tape
 from ..symbol import Symbol
-from ..symbol._backward import build_backward
 from ..symbol.executor import GraphPlan
 from ._nested import flatten, regroup
+from ._train_graph import TrainGraphs
 from .block import Block
 
 __all__ = ["HybridBlock", "CachedGraph"]
@@ -68,7 +68,7 @@ class CachedGraph:
         self.monitor_all = False
         self.labels = labels
         self.static_shape = static_shape
-        self._train_graphs: dict[tuple[str, ...], Any] = {}
+        self._train_graphs: dict[tuple, Any] = {}
 
     @property
     def backend(self) -> str:
@@ -116,16 +116,16 @@ class CachedGraph:
         node on the autograd tape runs the backward graph (``symbol/_backward.py``) when
         ``backward`` reaches it -- MXNet's CachedOp under ``autograd.record()``."""
         wrt = tuple(n for n, a in zip(self.names, arrays) if a is not None and a._ag is not None)
-        graphs = self._train_graphs.get(wrt)
+        key = (wrt, ctx, training)
+        graphs = self._train_graphs.get(key)
         if graphs is None:
             try:
-                bg = build_backward(self.symbol, wrt)
+                graphs = TrainGraphs(self.symbol, wrt, self.requested, ctx, training)
             except GluonportError as exc:  # as MXNet: recording works, backward refuses
+                if ctx.device_type == "gpu":
+                    raise
                 graphs = exc
-            else:
-                graphs = (bg, GraphPlan(bg.forward, fuse=False),
-                          None if bg.backward is None else GraphPlan(bg.backward, fuse=False))
-            self._train_graphs[wrt] = graphs
+            self._train_graphs[key] = graphs
         tracked = [a for n, a in zip(self.names, arrays) if n in wrt]
         if isinstance(graphs, GluonportError):
             error = graphs
@@ -136,22 +136,13 @@ class CachedGraph:
 
             _tape.record_function(tracked, outs, refuse, "CachedOp")
             return outs
-        bg, fwd_plan, bwd_plan = graphs
         feed = self._feed(data, ctx)
-        values = fwd_plan.run(feed, is_train=training)
-        outs = [NDArray(np.asarray(o), ctx) for o in values[:bg.n_outputs]]
-        saved = dict(zip(bg.saved, values[bg.n_outputs:]))
+        values, saved = graphs.forward(feed, training)
+        outs = [NDArray(np.asarray(o), ctx) for o in values]
 
         def backward(ograds: list[NDArray]) -> list[NDArray | None]:
-            if bwd_plan is None:
-                return [None] * len(tracked)
-            bfeed = {n: feed[n] for n in bwd_plan.var_slots if n in feed}
-            bfeed.update(saved)
-            for name in bg.ograds:
-                bfeed[name] = ograds[int(name.rpartition(":")[2])]._data
-            got = iter(bwd_plan.run(bfeed, is_train=True))
-            return [NDArray(np.asarray(next(got)), ctx) if has else None
-                    for has in bg.grad_of]
+            got = graphs.backward(feed, saved, [g._data for g in ograds])
+            return [None if g is None else NDArray(np.asarray(g), ctx) for g in got]
 
         _tape.record_function(tracked, outs, backward, "CachedOp")
         return outs

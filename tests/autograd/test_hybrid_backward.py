@@ -34,12 +34,12 @@ def _analytic(x, w):
     return dx, dw
 
 
-@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("hybridize", [False, "numpy", "onnxruntime"])
 def test_gradients(hybridize):
     net = Net()
     net.initialize()
     if hybridize:
-        net.hybridize()
+        net.hybridize(backend=hybridize)
     x = nd.array(np.random.RandomState(0).uniform(-2, 2, (2, 3)))
     x.attach_grad()
     w = net.w.data()
@@ -48,6 +48,9 @@ def test_gradients(hybridize):
     with autograd.record():
         y = net(x)
     y.backward(hg)
+    if hybridize:
+        (graphs,) = net._cached_op._train_graphs.values()
+        assert graphs.backend == hybridize
     dx, dw = _analytic(x.asnumpy().astype(np.float64), w.asnumpy().astype(np.float64))
     np.testing.assert_allclose(x.grad.asnumpy(), dx * hg.asnumpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(w.grad.asnumpy(), dw * hg.asnumpy(), rtol=1e-5, atol=1e-6)
