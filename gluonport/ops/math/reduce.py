@@ -28,7 +28,7 @@ from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, known, norm_axis
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
-from ..registry import OpDef, register
+from ..registry import OpDef, register, zero_gradient
 
 __all__ = ["reduce_axes", "reduced_shape", "count_slices", "keep_or_drop"]
 
@@ -109,6 +109,86 @@ _REDUCERS: list[tuple[str, ReduceFn, tuple[str, ...], bool]] = [
 ]
 
 
+# --- gradients: MXNet's _backward_<op> kernels ------------------------------------------------
+# Each takes (ograd, data) or (ograd, data, out) -- MXNet's read the input shape from the forward
+# node -- with the forward op's attributes, and returns ``ograd`` broadcast back over the reduced
+# axes times MXNet's elementwise factor (ReduceAxesBackwardUseInOut's OP(data, out)).
+GradFactor = Callable[[np.ndarray, np.ndarray], np.ndarray]
+_NOT_DIFFERENTIATED = ("a backward kernel: MXNet 1.9.1 registers no gradient for it, so "
+                       "gradients of gradients through it are not available")
+
+
+def _nanprod_factor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(x), x.dtype.type(0), y / x)
+
+
+_GRAD_FACTORS: dict[str, tuple[bool, GradFactor | None]] = {
+    # name: (uses the output, factor(data, output broadcast) or None for 1)
+    "sum": (False, None),
+    "mean": (False, None),  # and / count (ReduceAxesBackwardUseNone<normalize=true>)
+    "nansum": (False, lambda x, y: (~np.isnan(x)).astype(x.dtype)),  # nansum_grad
+    "prod": (True, lambda x, y: y / x),  # rdiv(data, out)
+    "nanprod": (True, _nanprod_factor),  # nanprod_grad
+    "max": (True, lambda x, y: (x == y).astype(x.dtype)),  # eq: every tied maximum
+    "min": (True, lambda x, y: (x == y).astype(x.dtype)),
+}
+
+
+def _grad_axes(p, ndim: int) -> tuple[int, ...]:
+    return reduce_axes(p.axis, ndim, getattr(p, "exclude", False))
+
+
+def _backward_compute(name: str, factor: GradFactor | None) -> Callable:
+    def compute(p, og: np.ndarray, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        axes = _grad_axes(p, x.ndim)
+        kept = reduced_shape(x.shape, axes, True)
+        work = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+        g = np.broadcast_to(og.reshape(kept).astype(work, copy=False), x.shape)
+        with np.errstate(all="ignore"):
+            if name == "mean":
+                g = g / work.type(max(int(np.prod([x.shape[a] for a in axes])), 1))
+            if factor is not None:
+                yk = None if y is None else y.reshape(kept).astype(work, copy=False)
+                g = g * factor(x.astype(work, copy=False), yk)
+        return np.array(g, dtype=x.dtype)
+
+    return compute
+
+
+def _norm_factor(p) -> GradFactor:
+    """``_backward_norm``: ``sign(x)`` (ord 1) or ``x / norm`` (ord 2; 0/0 is NaN, as MXNet)."""
+    return (lambda x, y: np.sign(x)) if p.ord == 1 else (lambda x, y: x / y)
+
+
+def _norm_backward(p, og: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _backward_compute("norm", _norm_factor(p))(p, og, x, y)
+
+
+def _grad_shape(p, in_shapes):
+    return in_shapes, [in_shapes[1]]
+
+
+def _grad_type(p, in_types):
+    return in_types, [in_types[1]]
+
+
+def _reduce_attrs(p, keys: tuple[str, ...]) -> dict:
+    return {k: getattr(p, k) for k in keys if getattr(p, k) is not None}
+
+
+def _reduce_rule(name: str, uses_out: bool, keys: tuple[str, ...] = ("axis", "keepdims",
+                                                                        "exclude")):
+    """FGradient of a reduction: ``_backward_<name>(ograd, data[, out], **attrs)``."""
+    op_name = f"_backward_{name}"
+
+    def rule(F, p, inputs, outputs, ograds):
+        extra = [outputs[0]] if uses_out else []
+        return [getattr(F._internal, op_name)(ograds[0], inputs[0], *extra,
+                                              **_reduce_attrs(p, keys))]
+
+    return rule
+
+
 def _reducer(fn: ReduceFn) -> Callable:
     def compute(p, x: np.ndarray) -> np.ndarray:
         axes = reduce_axes(p.axis, x.ndim, p.exclude)
@@ -120,10 +200,17 @@ def _reducer(fn: ReduceFn) -> Callable:
 
 
 for _name, _fn, _aliases, _minmax in _REDUCERS:
+    _uses_out, _factor = _GRAD_FACTORS[_name]
     register(OpDef(_name, params=_AXES_PARAMS, compute=_reducer(_fn),
                    infer_shape=_minmax_rule if _minmax else _axes_rule, aliases=_aliases,
                    doc=f"``{_name}`` over ``axis`` (all axes by default).",
-                   lists_input_names=False))
+                   lists_input_names=False, gradient=_reduce_rule(_name, _uses_out)))
+    register(OpDef(f"_backward_{_name}", params=_AXES_PARAMS,
+                   inputs=("ograd", "data", "out") if _uses_out else ("ograd", "data"),
+                   compute=_backward_compute(_name, _factor), infer_shape=_grad_shape,
+                   infer_type=_grad_type, no_gradient=_NOT_DIFFERENTIATED,
+                   doc=f"``{_name}``'s gradient: ``ograd`` broadcast back to ``data``'s shape"
+                       + (" times MXNet's factor of (data, out)." if _uses_out else ".")))
 
 
 # --- norm ------------------------------------------------------------------------------------
@@ -165,13 +252,21 @@ def _norm_type(p, in_types):
     return in_types, [dt]
 
 
+_NORM_PARAMS = {"ord": Int(2), "axis": Optional(Shape()),
+                "out_dtype": Optional(Enum(_NORM_DTYPES)), "keepdims": Bool(False)}
 register(OpDef(
     "norm",
-    params={"ord": Int(2), "axis": Optional(Shape()),
-            "out_dtype": Optional(Enum(_NORM_DTYPES)), "keepdims": Bool(False)},
+    params=_NORM_PARAMS,
     compute=_norm, infer_shape=_norm_shape, infer_type=_norm_type, aliases=("_sparse_norm",),
     doc="L1 (``ord=1``) or L2 (``ord=2``, Frobenius over several axes) norm.",
-    lists_input_names=False))
+    lists_input_names=False,
+    gradient=_reduce_rule("norm", True, ("ord", "axis", "out_dtype", "keepdims"))))
+register(OpDef(
+    "_backward_norm", params=_NORM_PARAMS, inputs=("ograd", "data", "out"),
+    compute=_norm_backward, infer_shape=_grad_shape, infer_type=_grad_type,
+    no_gradient=_NOT_DIFFERENTIATED,
+    doc="``norm``'s gradient: ``ograd`` broadcast back times ``sign(data)`` (ord 1) or "
+        "``data / out`` (ord 2)."))
 
 
 # --- argmax / argmin -------------------------------------------------------------------------
@@ -208,7 +303,7 @@ def _search(fn: Callable) -> Callable:
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     register(OpDef(_name, params=_AXIS_PARAMS, compute=_search(_fn), infer_shape=_axis_rule,
                    doc=f"``{_name}`` along ``axis`` (flattened when None), in the input dtype.",
-                   lists_input_names=False))
+                   lists_input_names=False, gradient=zero_gradient))
 
 _CHANNEL = type("ChannelParams", (), {"axis": 1, "keepdims": False})()
 
@@ -220,7 +315,8 @@ def _argmax_channel(p, x: np.ndarray) -> np.ndarray:
 register(OpDef(
     "argmax_channel", compute=_argmax_channel,
     infer_shape=lambda p, s: _axis_rule(_CHANNEL, s),
-    doc="Legacy ``argmax(data, axis=1)``: the index of the largest channel of each row."))
+    doc="Legacy ``argmax(data, axis=1)``: the index of the largest channel of each row.",
+    no_gradient="MXNet 1.9.1 registers no FGradient for argmax_channel (an index output)"))
 
 
 # --- ONNX export -----------------------------------------------------------------------------
@@ -372,6 +468,57 @@ for _name, _op_type, _fill, _poison in (
         ("min", "ReduceMin", None, True)):
     lowering(_name)(_to_reduce(_op_type, _fill, _poison))
 lowering("norm")(_norm_onnx)
+
+
+# gradients: ograd (and out) back to keepdims form, times the factor, Expand to data's shape
+def _kept(ctx: LoweringContext, y: str, axes: tuple, keepdims: bool, ndim: int) -> str:
+    if keepdims:
+        return y
+    if len(axes) == ndim:
+        return ctx.make("Reshape", [y, ctx.ints([1] * ndim, "ones")])
+    return ctx.make("Unsqueeze", [y, ctx.ints(axes, "axes")])
+
+
+def _backward_onnx(name: str):
+    def handler(ctx: LoweringContext) -> None:
+        p, ndim = ctx.params, len(ctx.in_shapes[1])
+        dtype = np.dtype(ctx.in_dtypes[1])
+        work = np.dtype(np.float32) if dtype == np.float16 else dtype
+        axes = _grad_axes(p, ndim)
+        og = _kept(ctx, ctx.cast_to(ctx.inputs[0], work) if ctx.in_dtypes[0] != work
+                   else ctx.inputs[0], axes, p.keepdims, ndim)
+        x = ctx.inputs[1] if dtype == work else ctx.cast_to(ctx.inputs[1], work)
+        if name == "mean":
+            dims = ctx.make("Gather", [ctx.make("Shape", [ctx.inputs[1]]),
+                                       ctx.ints(axes, "axes")])
+            n = ctx.cast_to(onnx_reduce(ctx, "ReduceProd", dims, (0,), False), work)
+            og = ctx.make("Div", [og, n])
+        factor = None
+        if len(ctx.inputs) > 2:
+            y = ctx.inputs[2] if ctx.in_dtypes[2] == work else ctx.cast_to(ctx.inputs[2], work)
+            y = _kept(ctx, y, axes, p.keepdims, ndim)
+            if name in ("max", "min"):
+                factor = ctx.cast_to(ctx.make("Equal", [x, y]), work)
+            elif name == "norm":
+                factor = ctx.make("Sign", [x]) if p.ord == 1 else ctx.make("Div", [x, y])
+            else:  # prod, nanprod: out / x (0 where x is NaN for nanprod)
+                factor = ctx.make("Div", [y, x])
+                if name == "nanprod":
+                    zero = ctx.const(np.asarray(0, dtype=work), "zero")
+                    factor = ctx.make("Where", [ctx.make("IsNaN", [x]), zero, factor])
+        elif name == "nansum":
+            factor = ctx.cast_to(ctx.make("Not", [ctx.make("IsNaN", [x])]), work)
+        g = ctx.make("Expand", [og, ctx.make("Shape", [ctx.inputs[1]])])
+        if factor is not None:
+            g = ctx.make("Mul", [g, factor])
+        deliver(ctx, g, 0, work)
+
+    handler.__name__ = f"to_backward_{name}"
+    return handler
+
+
+for _name in (*_GRAD_FACTORS, "norm"):
+    lowering(f"_backward_{_name}")(_backward_onnx(_name))
 lowering("argmax")(_to_arg("ArgMax", np.inf))
 lowering("argmin")(_to_arg("ArgMin", -np.inf))
 lowering("argmax_channel")(_to_arg("ArgMax", np.inf))
