@@ -69,8 +69,8 @@ def run_case(folder, name, kwargs):
     net = build(no_bias)
     net.load_parameters(os.path.join(folder, INIT), ignore_extra=no_bias)
     options = dict(COMMON, **kwargs)
-    if name in ("groupadagrad", "test"):
-        options.pop("wd")  # neither takes weight decay
+    if name == "groupadagrad":
+        options.pop("wd")  # MXNet asserts "Weight decay is not supported for GroupAdaGrad"
     # the scheduler carries the base rate; an optimizer whose signature has its own
     # learning_rate default (adam 0.001, rmsprop 0.001, adamax 0.002, nadam 0.001, lamb 0.001)
     # passes that on, and MXNet then warns and lets it override the scheduler's base_lr
