@@ -127,7 +127,10 @@ CASES = [
      "attrs": {"axis": 1}},
     {"name": "cumsum_float16_steps", "op": "cumsum",
      "inputs": [{"shape": (3, 40), "dtype": "float16", "low": 0, "high": 4}],
-     "attrs": {"axis": 1}, "rtol": 0.0, "atol": 0.0},  # float16 rounding at every step
+     "attrs": {"axis": 1}, "rtol": 0.0, "atol": 0.0,  # float16 rounding at every step
+     # gradient: onnxruntime's CumSum has no float16 kernel, so the exported backward sums in
+     # float32 where MXNet rounds at every float16 step (up to 4e-3 apart over 40 steps)
+     "grad_atol": 1e-2},
     {"name": "cumsum_dtype_int32_casts_first", "op": "cumsum",
      "inputs": [{"value": [[1.5, 2.5, -0.7], [3.9, -2.2, 8.0]]}],
      "attrs": {"axis": 1, "dtype": "int32"}},

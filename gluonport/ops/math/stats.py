@@ -105,9 +105,22 @@ def _moments(p, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean.reshape(shape), var.reshape(shape)
 
 
+def _moments_grad(F, p, inputs, outputs, ograds):
+    """MXNet's ``_backward_moments``: ``ograd_mean / N + ograd_var * 2 (x - mean) / N``, built
+    from the reductions' backward kernels (``_backward_mean`` is ``ograd / N`` broadcast back,
+    ``_backward_sum`` broadcasts ``mean`` back)."""
+    x, mean = inputs[0], outputs[0]
+    attrs = {"axis": p.axes, "keepdims": p.keepdims}
+    g_mean = F._internal._backward_mean(ograds[0], x, **attrs)
+    g_var = F._internal._backward_mean(ograds[1], x, **attrs)
+    centred = F.elemwise_sub(x, F._internal._backward_sum(mean, x, **attrs))
+    return [F.elemwise_add(g_mean, F.elemwise_mul(F._internal._mul_scalar(g_var, scalar=2.0),
+                                                  centred))]
+
+
 register(OpDef(
     "moments", params={"axes": Optional(Shape()), "keepdims": Bool(False)}, compute=_moments,
-    num_outputs=2, infer_shape=_moments_rule,
+    num_outputs=2, infer_shape=_moments_rule, gradient=_moments_grad,
     doc="Mean and (biased) variance over ``axes``; two outputs."))
 
 
@@ -148,11 +161,35 @@ def _cumsum_type(p, in_types):
     return in_types, [None if dt is None else _cumsum_dtype(p, np.dtype(dt))]
 
 
+_CUMSUM_PARAMS = {"axis": Optional(Int()), "dtype": Optional(Enum(_CUMSUM_DTYPES))}
+
+
+def _cumsum_grad(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_np_cumsum(ograds[0], inputs[0], axis=p.axis)]
+
+
 register(OpDef(
-    "_np_cumsum", params={"axis": Optional(Int()), "dtype": Optional(Enum(_CUMSUM_DTYPES))},
+    "_np_cumsum", params=_CUMSUM_PARAMS,
     inputs=("a",), compute=_cumsum, infer_shape=_cumsum_rule, infer_type=_cumsum_type,
-    aliases=("cumsum",),
+    aliases=("cumsum",), gradient=_cumsum_grad,
     doc="Cumulative sum along ``axis`` (of the flattened array when None), in ``dtype``."))
+
+
+def _cumsum_backward(p, og: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Reversed cumulative sum of ``ograd`` along ``axis`` (flattened when None), in ograd's
+    dtype, reshaped and cast to ``a``'s."""
+    g = og.reshape(-1) if p.axis is None else og
+    axis = 0 if p.axis is None else norm_axis(p.axis, a.ndim)
+    rev = np.flip(np.cumsum(np.flip(g, axis), axis=axis, dtype=og.dtype), axis)
+    return rev.reshape(a.shape).astype(a.dtype)
+
+
+register(OpDef(
+    "_backward_np_cumsum", params=_CUMSUM_PARAMS, inputs=("ograd", "a"),
+    compute=_cumsum_backward, infer_shape=lambda p, s: (s, [s[1]]),
+    infer_type=lambda p, t: (t, [t[1]]),
+    no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+    doc="``cumsum``'s gradient: inputs (ograd, a); the reversed cumulative sum of ``ograd``."))
 
 
 # --- histogram ------------------------------------------------------------------------------
@@ -240,6 +277,7 @@ register(OpDef(
     params={"bin_cnt": Optional(Int()), "range": Optional(FloatTuple())}, inputs=_hist_inputs,
     compute=_histogram, num_outputs=2, infer_shape=_hist_rule, infer_type=_hist_type,
     aliases=("_npi_histogram",),
+    no_gradient="MXNet 1.9.1 registers no FGradient for _histogram (integer counts)",
     doc="Counts (int64) of the flattened data in ``bin_cnt`` equal bins over ``range``, or "
         "between the given ``bins`` edges; second output: the edges."))
 
@@ -265,12 +303,14 @@ def _flag_type(p, in_types):
 
 
 _FLAG = {"infer_shape": _flag_rule, "infer_type": _flag_type, "compute": _all_finite}
+_FLAG_NO_GRAD = ("MXNet 1.9.1 registers no FGradient for it (a 0/1 flag for mixed-precision "
+                 "loss scaling)")
 register(OpDef(
-    "all_finite", params={"init_output": Bool(True)}, **_FLAG,
+    "all_finite", params={"init_output": Bool(True)}, **_FLAG, no_gradient=_FLAG_NO_GRAD,
     doc="Whether every element is finite: ``[1.0]`` or ``[0.0]`` (float32)."))
 register(OpDef(
     "multi_all_finite", params={"num_arrays": Int(1), "init_output": Bool(True)},
-    variadic="num_arrays", **_FLAG,
+    variadic="num_arrays", **_FLAG, no_gradient=_FLAG_NO_GRAD,
     doc="Whether every element of all ``num_arrays`` inputs is finite: ``[1.0]`` or "
         "``[0.0]``."))
 
@@ -325,6 +365,23 @@ def _cumsum_onnx(ctx: LoweringContext) -> None:
         axis = p.axis
     y = ctx.make("CumSum", [x, ctx.const(np.int64(axis), "axis")])
     deliver(ctx, y if work == out else ctx.cast_to(y, out))
+
+
+def _cumsum_backward_onnx(ctx: LoweringContext) -> None:
+    """``CumSum(reverse=1)`` of ograd (flattened when axis is None), reshaped to ``a``."""
+    p, og_dtype = ctx.params, np.dtype(ctx.in_dtypes[0])
+    work = _work(og_dtype)
+    g = ctx.inputs[0] if work == og_dtype else ctx.cast_to(ctx.inputs[0], work)
+    if p.axis is None:
+        g, axis = ctx.make("Reshape", [g, ctx.ints([-1], "flat")]), 0
+    else:
+        axis = p.axis
+    y = ctx.make("CumSum", [g, ctx.const(np.int64(axis), "axis")], reverse=1)
+    if work != og_dtype:
+        y = ctx.cast_to(y, og_dtype)
+    if p.axis is None:
+        y = ctx.make("Reshape", [y, ctx.make("Shape", [ctx.inputs[1]])])
+    deliver(ctx, y, 0, og_dtype)
 
 
 # --- histogram --------------------------------------------------------------------------------
@@ -416,6 +473,7 @@ def _all_finite_onnx(ctx: LoweringContext) -> None:
 
 lowering("moments")(_moments_onnx)
 lowering("_np_cumsum")(_cumsum_onnx)
+lowering("_backward_np_cumsum")(_cumsum_backward_onnx)
 lowering("_histogram")(_histogram_onnx)
 lowering("all_finite")(_all_finite_onnx)
 lowering("multi_all_finite")(_all_finite_onnx)
