@@ -1,6 +1,5 @@
-"""Convolution operators: ``Convolution``, ``Convolution_v1``, ``Deconvolution``, ``UpSampling``,
-``im2col`` and ``col2im`` (float data only, as MXNet; rows channel-major then kernel tap;
-MXNet 1.9.1's kernels fail on 1-D and 3-D kernels, which are computed here).
+"""Convolution operators: ``Convolution``, ``Convolution_v1``, ``Deconvolution``, ``UpSampling``
+(float data only, as MXNet; MXNet 1.9.1's kernels fail on 1-D and 3-D kernels, computed here).
 
 MXNet 1.9.1 semantics kept here:
 
@@ -12,30 +11,24 @@ MXNet 1.9.1 semantics kept here:
   True, output ``s(x-1) + d(k-1) + 1 - 2p + adj``; a non-zero ``target_shape`` replaces
   ``pad``/``adj`` by MXNet's ``InferPad`` (``pad = ceil(t/2)``, ``adj = t % 2`` with
   ``t = s(x-1) + d(k-1) + 1 - target``).
-* ``layout`` NHWC/NDHWC (channels last, weight ``(F, *kernel, C/g)``) is computed here
-  although MXNet 1.9.1 refuses it on CPU ("only supported on GPU").
-* float16 is computed in float32 (MXNet's CPU build refuses float16 convolution); int8/uint8
-  data is accumulated exactly and saturated to the dtype, as the oneDNN (MKLDNN) CPU kernel
-  does; other integer dtypes are refused, as MXNet refuses them.
-* ``UpSampling`` nearest repeats pixels (several inputs are each scaled to the first one's
-  output size, then concatenated on channels or summed); bilinear is a depthwise
-  Deconvolution with kernel ``2s - s % 2``, stride ``s``, pad ``ceil((s-1)/2)`` on a ``weight``
-  input ``(C, 1, k, k)``; an auto-created weight variable gets ``__init__ ["bilinear", {}]``
-  as in MXNet (which also stamps it on a user-given second input; that side effect is not
-  copied).
+* ``layout`` NHWC/NDHWC (weight ``(F, *kernel, C/g)``) is computed although MXNet 1.9.1
+  refuses it on CPU; float16 is computed in float32 (MXNet's CPU build refuses it); int8/uint8
+  sums are exact, saturated to the dtype (as oneDNN); other integer dtypes are refused.
+* ``UpSampling`` nearest repeats pixels (several inputs each scaled to the first one's output
+  size, then concatenated on channels or summed); bilinear is a depthwise Deconvolution
+  (kernel ``2s - s % 2``, stride ``s``, pad ``ceil((s-1)/2)``) on a ``weight`` (C, 1, k, k),
+  whose auto-created variable gets ``__init__ ["bilinear", {}]`` as in MXNet.
 
-The compute is BLAS-backed: an im2col matrix copied in one go from a strided view of the
-padded input (every kernel tap of every output position), then one matmul per group
-(:func:`conv_nd`); 1x1 convolutions are a single matmul; depthwise convolutions (one filter per
-channel) multiply-accumulate one flat slice per kernel tap; Deconvolution is one
-matmul followed by a col2im accumulation with one strided add per kernel tap
-(:func:`deconv_nd`).
+BLAS-backed compute: an im2col copy of a strided view of the padded input, then one matmul per
+group (:func:`conv_nd`); 1x1 is one matmul; depthwise multiply-accumulates one flat slice per
+tap; Deconvolution is one matmul and a strided add per tap (:func:`deconv_nd`). Gradients are
+one ``_backward_*`` kernel op each (``conv_grad.py``).
 
 ONNX export (opset 13+): ``Conv``/``ConvTranspose`` with MXNet's pads, dilations and groups
 (``adj`` and ``target_shape`` become pads and ``output_padding`` exactly as MXNet's InferPad
 computes them), channels-last data transposed around them, float16 in float32, int8/uint8 sums
-exact then saturated; float64 as im2col + ``MatMul`` (onnxruntime has no double Conv).
-UpSampling: bilinear is the same depthwise ``ConvTranspose``, nearest is ``Resize``.
+exact then saturated; float64 as im2col + ``MatMul`` (no double Conv in onnxruntime); bilinear
+UpSampling is the same depthwise ``ConvTranspose``, nearest is ``Resize``.
 """
 
 from __future__ import annotations
@@ -53,15 +46,16 @@ from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register
 
-__all__ = ["Geometry", "geometry", "conv_nd", "deconv_nd", "conv_out_size", "deconv_pad_adj",
-           "check_data", "pad_input", "tap_offsets", "window_view", "static_spatial"]
+__all__ = ["Geometry", "geometry", "conv_params", "conv_nd", "deconv_nd", "conv_out_size",
+           "deconv_pad_adj", "check_data", "pad_input", "tap_offsets", "window_view",
+           "static_spatial"]
 
 _CONV_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
 _TUNE = Optional(Enum(("off", "limited_workspace", "fastest")))
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
 
 
-def _conv_params(layouts: Sequence[str], deconv: bool = False) -> dict:
+def conv_params(layouts: Sequence[str] = _CONV_LAYOUTS, deconv: bool = False) -> dict:
     """MXNet's ConvolutionParam / DeconvolutionParam fields in declaration order."""
     fields: dict = {"kernel": Shape(), "stride": Shape(()), "dilate": Shape(()),
                     "pad": Shape(())}
@@ -466,6 +460,15 @@ def _conv_inputs(p):
     return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
 
 
+def _grad(op: str):
+    """The gradient: one ``_backward_<op>`` kernel (``conv_grad.py``) for every input."""
+    def rule(F, p, inputs, outputs, ograds):
+        back = getattr(F._internal, op)(ograds[0], *inputs, **{
+            k: v for k, v in p.as_dict().items() if v is not None})
+        return [back[i] for i in range(len(inputs))]
+    return rule
+
+
 def _data_hint(op: str):
     """What a (de)convolution's weight says about its data's shape (``gluonport inspect``)."""
 
@@ -483,9 +486,10 @@ def _data_hint(op: str):
 
 
 register(OpDef(
-    "Convolution", params=_conv_params(_CONV_LAYOUTS), inputs=_conv_inputs,
+    "Convolution", params=conv_params(_CONV_LAYOUTS), inputs=_conv_inputs,
     infer_shape=_conv_shape, compute=_conv, aliases=("_npx_convolution",),
     fresh_outputs=True, input_hint=_data_hint("Convolution"),
+    gradient=_grad("_backward_Convolution"),
     doc="N-D convolution (cross-correlation) over (N+2)-D data, with groups and dilation.",
     lists_output_names=True))
 
@@ -506,15 +510,17 @@ def _v1_conv(p, x, w, b=None):
 
 
 register(OpDef(
-    "Convolution_v1", params=_conv_params(("NCHW", "NHWC", "NCDHW", "NDHWC")),
+    "Convolution_v1", params=conv_params(("NCHW", "NHWC", "NCDHW", "NDHWC")),
     inputs=_conv_inputs, infer_shape=_v1_shape, compute=_v1_conv,
+    gradient=_grad("_backward_Convolution"),
     doc="MXNet's pre-1.0 convolution (2-D/3-D); computed like Convolution.",
     lists_output_names=True))
 
 register(OpDef(
-    "Deconvolution", params=_conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
+    "Deconvolution", params=conv_params(_CONV_LAYOUTS, deconv=True), inputs=_conv_inputs,
     infer_shape=_deconv_shape, compute=_deconv, aliases=("_npx_deconvolution",),
     input_hint=_data_hint("Deconvolution"), sized_by_attrs=True,
+    gradient=_grad("_backward_Deconvolution"),
     doc="N-D transposed convolution; weight (C, num_filter/num_group, *kernel).",
     lists_output_names=True))
 
@@ -592,13 +598,25 @@ def _upsampling(p, *inputs):
     return np.concatenate(ups, axis=1)
 
 
+def _grad_up(F, p, inputs, outputs, ograds):
+    """Nearest: ``_backward_UpSampling``; bilinear: its depthwise Deconvolution's gradient."""
+    if p.sample_type == "nearest":
+        back = F._internal._backward_UpSampling(ograds[0], *inputs, **p.as_dict())
+        return [back] if len(inputs) == 1 else [back[i] for i in range(len(inputs))]
+    g = _up_kernel(p.scale)
+    back = F._internal._backward_Deconvolution(
+        ograds[0], *inputs, kernel=g.kernel, stride=g.stride, pad=g.pad,
+        num_filter=p.num_filter, num_group=p.num_filter, no_bias=True)
+    return [back[0], back[1]]
+
+
 register(OpDef(
     "UpSampling",
     params={"scale": Int(), "num_filter": Int(0), "sample_type": Enum(("nearest", "bilinear")),
             "multi_input_mode": Enum(("concat", "sum"), "concat"), "num_args": Int(),
             "workspace": Int(512)},
     inputs=_up_inputs, variadic="num_args", infer_shape=_up_shape, compute=_upsampling,
-    sized_by_attrs=True,
+    sized_by_attrs=True, gradient=_grad_up,
     # MXNet 1.9.1's FSetInputVarAttrOnCompose sets input 1 whatever the sample_type: the weight
     # when bilinear, the second image (arg1) when nearest.
     var_attrs={"weight": {"__init__": '["bilinear", {}]'},

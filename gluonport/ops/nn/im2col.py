@@ -1,7 +1,7 @@
 """im2col and col2im (MXNet 1.9.1's ``src/operator/nn/im2col.h``): the unfolding of sliding
 convolution windows into columns and its adjoint (overlapping columns sum), with their ONNX
 lowerings. They share the convolution geometry (``kernel``, ``stride``, ``dilate``, ``pad``) of
-:mod:`.conv`.
+:mod:`.conv`. Each is the other's gradient (``_backward_im2col``: col2im into the data's shape).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..._core.attr_fields import Shape
+from ..._core.attr_fields import Params, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt
 from ..lowering import LoweringContext, lowering
@@ -112,17 +112,45 @@ def _col2im_shape(p, in_shapes):
     return in_shapes, [(cols[0], c, *size)]
 
 
+def _attrs(p) -> dict:
+    return {k: v for k, v in p.as_dict().items() if v is not None and k != "output_size"}
+
+
+def _grad_im2col(F, p, inputs, outputs, ograds):
+    """``_backward_im2col``: col2im of the output gradient into the data's shape."""
+    return [F._internal._backward_im2col(ograds[0], inputs[0], **_attrs(p))]
+
+
+def _grad_col2im(F, p, inputs, outputs, ograds):
+    """im2col of the output gradient (MXNet's ``_backward_col2im`` computes the same)."""
+    return [F.im2col(ograds[0], **_attrs(p))]
+
+
+def _backward_im2col(p, og: np.ndarray, x: np.ndarray) -> np.ndarray:
+    q = Params({**p.as_dict(), "output_size": tuple(x.shape[2:])})
+    return _col2im(q, og).astype(x.dtype, copy=False)
+
+
 register(OpDef(
     "im2col", params=_IM2COL, compute=_im2col, infer_shape=_im2col_shape,
+    gradient=_grad_im2col,
     doc="Sliding-window columns of (N, C, *spatial) data: (N, C * prod(kernel), windows).",
     lists_output_names=True))
 register(OpDef(
     "col2im", params={"output_size": Shape(), **_IM2COL}, compute=_col2im,
-    infer_shape=_col2im_shape,
+    infer_shape=_col2im_shape, gradient=_grad_col2im,
     doc="Inverse layout of im2col, overlapping entries summed: (N, C, *output_size).",
     lists_output_names=True))
 
 
+
+
+register(OpDef(
+    "_backward_im2col", params=_IM2COL, inputs=("ograd", "data"), compute=_backward_im2col,
+    infer_shape=lambda p, s: (list(s), [s[1]]), infer_type=lambda p, t: (list(t), [t[1]]),
+    no_gradient="a backward kernel (MXNet 1.9.1 registers no gradient for it either)",
+    doc="im2col's gradient: col2im of the output gradient (input 0) into the shape of the "
+        "data (input 1, read for its shape)."))
 
 
 # --- ONNX lowerings ---------------------------------------------------------------------------
@@ -140,5 +168,16 @@ def _col2im_onnx(ctx: LoweringContext) -> None:
     ctx.make("Identity", [y], outputs=ctx.outputs[:1])
 
 
+def _backward_im2col_onnx(ctx: LoweringContext) -> None:
+    g = geometry(ctx.params, "im2col")
+    if any(ctx.is_dynamic(1, a) for a in range(2, len(ctx.in_shapes[1]))):
+        raise ctx.fail("im2col's gradient needs the data's spatial dims fixed at export time")
+    size = tuple(int(v) for v in ctx.in_shapes[1][2:])
+    out_sp = _col_sizes(g, size, "im2col")
+    y = win.col2im(ctx, ctx.inputs[0], g.kernel, g.stride, g.dilate, g.pad, out_sp, size)
+    ctx.make("Identity", [y], outputs=ctx.outputs[:1])
+
+
 lowering("im2col")(_im2col_onnx)
 lowering("col2im")(_col2im_onnx)
+lowering("_backward_im2col")(_backward_im2col_onnx)

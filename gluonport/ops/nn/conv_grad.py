@@ -1,0 +1,274 @@
+"""Backward kernels of the convolution ops in :mod:`.conv`: ``_backward_Convolution``,
+``_backward_Deconvolution`` (MXNet 1.9.1's names) and ``_backward_UpSampling`` (nearest).
+
+One kernel op per layer, BLAS-backed like the forward ones:
+
+* Convolution: the data gradient is the transposed convolution of the output gradient
+  (:func:`~.conv.deconv_nd`: one matmul and a strided add per kernel tap); the weight gradient
+  correlates the output gradient with the strided window view of the padded data (im2col copy
+  per batch chunk, then one GEMM, or an einsum over groups); the bias gradient sums it.
+* Deconvolution: the same two products with the roles swapped (data gradient: the forward
+  convolution of the output gradient with the same weight, pad from ``target_shape`` or
+  ``pad``; weight gradient: the data against windows of the padded output gradient).
+* UpSampling nearest: each input's gradient sums the output gradient over its scale x scale
+  blocks (channels split by input in ``concat`` mode). Bilinear UpSampling's gradient is
+  ``_backward_Deconvolution`` of its depthwise kernel.
+
+Inputs differ from MXNet's (whose backward nodes read shapes from the forward node): the output
+gradient, then the forward inputs (bias only for its dtype and presence). float16 is computed in
+float32 and rounded once; channels-last layouts are computed channels-first.
+
+ONNX export (ONNX has no convolution-gradient operator): a data gradient is a ``ConvTranspose``
+(Convolution; ``output_padding`` restores the data size) or a ``Conv`` (Deconvolution); a weight
+gradient is a grouped ``Conv`` over transposed tensors -- the batch becomes the channel axis, one
+operand's channels the batch, stride and dilation swap -- sliced to the kernel size and
+transposed back; a bias gradient is a ``ReduceSum``. float16 and float64 (onnxruntime has no
+double Conv) are computed in float32. Channels-last layouts are refused with the reason.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core.attr_fields import Enum, Int
+from ..lowering import LoweringContext, lowering, onnx_reduce
+from ..registry import OpDef, register
+from .conv import (
+    Geometry,
+    conv_nd,
+    conv_params,
+    deconv_nd,
+    deconv_pad_adj,
+    geometry,
+    pad_input,
+    window_view,
+)
+
+__all__: list[str] = []
+
+_NO_GRAD = "a backward kernel (MXNet 1.9.1 registers no gradient for it either)"
+_COL_BUDGET = 1 << 27  # bytes of window copies per batch chunk
+
+
+def _cf(a: np.ndarray, last: bool) -> np.ndarray:
+    return np.moveaxis(a, -1, 1) if last else a
+
+
+def _back(a: np.ndarray, last: bool, dtype) -> np.ndarray:
+    out = np.ascontiguousarray(np.moveaxis(a, 1, -1)) if last else a
+    return out.astype(dtype, copy=False)
+
+
+def _work(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
+
+
+def _correlate(a: np.ndarray, b_pad: np.ndarray, g: Geometry, groups: int,
+               out_sp) -> np.ndarray:
+    """``sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` per group: (G, F/G, C/G*taps),
+    the weight gradient of a convolution whose output is ``a`` and padded input ``b_pad``."""
+    n, fa = a.shape[:2]
+    cb, taps, size = b_pad.shape[1], int(np.prod(g.kernel)), int(np.prod(out_sp))
+    acc = np.zeros((groups, fa // groups, cb // groups * taps), np.result_type(a, b_pad))
+    step = max(1, _COL_BUDGET // max(cb * taps * size * b_pad.itemsize, 1))
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        col = np.ascontiguousarray(window_view(b_pad[i:i + m], g, out_sp))
+        col = col.reshape(m, groups, cb // groups * taps, size)
+        ag = a[i:i + m].reshape(m, groups, fa // groups, size)
+        if groups == 1:
+            acc[0] += np.tensordot(ag[:, 0], col[:, 0], axes=([0, 2], [0, 2]))
+        else:
+            acc += np.einsum("ngfo,ngco->gfc", ag, col, optimize=True)
+    return acc
+
+
+def _conv_backward(p, og, x, w, b=None):
+    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias."""
+    g = geometry(p, "Convolution")
+    last, groups = g.channels_last, p.num_group
+    gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
+    dx = deconv_nd(gw, ww, None, g, g.pad, xw.shape[2:], groups)
+    dw = _correlate(gw, pad_input(xw, g), g, groups, gw.shape[2:]).reshape(ww.shape)
+    outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
+    if b is not None:
+        outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))
+    return tuple(outs)
+
+
+def _deconv_backward(p, og, x, w, b=None):
+    """Deconvolution's gradients: data (convolution of ``og`` with the same weight and the
+    deconvolution's pad), weight (data against windows of the padded ``og``), bias."""
+    g0 = geometry(p, "Deconvolution")
+    last, groups = g0.channels_last, p.num_group
+    gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
+    pad, _ = deconv_pad_adj(p, g0, xw.shape[2:])
+    g = Geometry(g0.kernel, g0.stride, g0.dilate, tuple(pad), False)
+    dx = conv_nd(gw, ww, None, g, groups)
+    dw = _correlate(xw, pad_input(gw, g), g, groups, xw.shape[2:]).reshape(ww.shape)
+    outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
+    if b is not None:
+        outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))
+    return tuple(outs)
+
+
+def _n_in(p) -> int:
+    return 2 if p.no_bias else 3
+
+
+def _register(name: str, compute, deconv: bool) -> None:
+    register(OpDef(
+        name, params=conv_params(deconv=deconv),
+        inputs=lambda p: ("ograd", "data", "weight") + (() if p.no_bias else ("bias",)),
+        num_outputs=_n_in,
+        infer_shape=lambda p, s: (list(s), [None if v is None else tuple(v)
+                                            for v in s[1:1 + _n_in(p)]]),
+        infer_type=lambda p, t: (list(t), list(t[1:1 + _n_in(p)])),
+        compute=compute, no_gradient=_NO_GRAD,
+        doc=f"{name[10:]}'s gradients. Inputs: the output gradient, data, weight (and bias, "
+            "read for its dtype); outputs: the gradients of data, weight (and bias)."))
+
+
+_register("_backward_Convolution", _conv_backward, False)
+_register("_backward_Deconvolution", _deconv_backward, True)
+
+
+# --- UpSampling (nearest) ------------------------------------------------------------------------
+def _block_sum(a: np.ndarray, s: int) -> np.ndarray:
+    n, c, h, w = a.shape
+    return a.reshape(n, c, h // s, s, w // s, s).sum(axis=(3, 5))
+
+
+def _up_backward(p, og, *inputs):
+    """Each input's gradient: ``og`` summed over the scale x scale block each of its pixels
+    was copied to (its own channel range of ``og`` in concat mode)."""
+    (gw,) = _work(og)
+    grads, start = [], 0
+    for x in inputs:
+        s = og.shape[2] // x.shape[2]
+        part = gw if p.multi_input_mode == "sum" else gw[:, start:start + x.shape[1]]
+        start += x.shape[1]
+        grads.append(_block_sum(part, s).astype(x.dtype, copy=False))
+    return tuple(grads)
+
+
+register(OpDef(
+    "_backward_UpSampling",
+    params={"scale": Int(), "num_filter": Int(0), "sample_type": Enum(("nearest", "bilinear")),
+            "multi_input_mode": Enum(("concat", "sum"), "concat"), "num_args": Int(),
+            "workspace": Int(512)},
+    inputs=lambda p: ["ograd"] + [f"arg{i}" for i in range(p.num_args)],
+    num_outputs=lambda p: p.num_args,
+    infer_shape=lambda p, s: (list(s), [None if v is None else tuple(v) for v in s[1:]]),
+    infer_type=lambda p, t: (list(t), list(t[1:])),
+    compute=_up_backward, no_gradient=_NO_GRAD,
+    doc="Nearest UpSampling's gradients. Inputs: the output gradient, then the forward inputs "
+        "(read for their shapes); outputs: one gradient per forward input."))
+
+
+# --- ONNX export ---------------------------------------------------------------------------------
+def _inputs_in(ctx: LoweringContext, work) -> list[str]:
+    return [ctx.inputs[i] if ctx.in_dtypes[i] == work else ctx.cast_to(ctx.inputs[i], work)
+            for i in range(len(ctx.inputs))]
+
+
+def _out(ctx: LoweringContext, k: int, y: str) -> None:
+    ctx.make("Cast", [y], outputs=[ctx.outputs[k]], to=_onnx_dtype(ctx.in_dtypes[k + 1]))
+
+
+def _onnx_dtype(dt) -> int:
+    from ..._core import dtypes
+
+    return dtypes.onnx_of(np.dtype(dt))
+
+
+def _geometry(ctx: LoweringContext, op: str) -> Geometry:
+    g = geometry(ctx.params, op)
+    if g.channels_last:
+        raise ctx.fail(f"the gradient of a channels-last {op} has no ONNX export here; use a "
+                       "channels-first layout (MXNet 1.9.1 runs channels-last only on GPU)")
+    for i in (1, 2):
+        if any(ctx.is_dynamic(i, a) for a in range(2, len(ctx.in_shapes[i]))):
+            raise ctx.fail(f"the gradient of {op} needs the spatial dims fixed at export time")
+    return g
+
+
+def _weight_grad(ctx: LoweringContext, a: str, b: str, a_ch: int, b_ch: int, groups: int,
+                 g: Geometry, pads, a_sp, b_sp) -> str:
+    """``dW[f, c, k] = sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` as one grouped
+    ``Conv``: input ``b`` as (C/G, G*N, *S), weight ``a`` as (G*F/G, N, *O), stride and dilation
+    swapped; the result (C/G, F, *K') is sliced to the kernel and made (F, C/G, *kernel)."""
+    nd = g.nd
+    sp_b = list(range(3, 3 + nd))
+    xb = ctx.make("Reshape", [b, ctx.ints([0, groups, b_ch // groups] + list(b_sp), "b5")])
+    xb = ctx.make("Transpose", [xb], perm=[2, 1, 0] + sp_b)
+    xb = ctx.make("Reshape", [xb, ctx.ints([b_ch // groups, -1] + list(b_sp), "b_t")])
+    wa = ctx.make("Reshape", [a, ctx.ints([0, groups, a_ch // groups] + list(a_sp), "a5")])
+    wa = ctx.make("Transpose", [wa], perm=[1, 2, 0] + sp_b)
+    wa = ctx.make("Reshape", [wa, ctx.ints([a_ch, -1] + list(a_sp), "a_t")])
+    y = ctx.make("Conv", [xb, wa], strides=list(g.dilate), dilations=list(g.stride),
+                 pads=list(pads) * 2, group=groups)
+    axes = list(range(2, 2 + nd))
+    y = ctx.make("Slice", [y, ctx.ints([0] * nd, "k0"), ctx.ints(list(g.kernel), "k"),
+                           ctx.ints(axes, "kaxes")])
+    return ctx.make("Transpose", [y], perm=[1, 0] + axes)
+
+
+def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
+    return onnx_reduce(ctx, "ReduceSum", og, [0] + list(range(2, 2 + nd)), keepdims=False)
+
+
+def _conv_onnx(ctx: LoweringContext) -> None:
+    p = ctx.params
+    g = _geometry(ctx, "Convolution")
+    og, x, w, *_ = _inputs_in(ctx, np.float32)
+    x_sp = [int(v) for v in ctx.in_shapes[1][2:]]
+    out_pad = [(v + 2 * q - d) % s for v, q, d, s in
+               zip(x_sp, g.pad, (g.dilated(i) for i in range(g.nd)), g.stride)]
+    dx = ctx.make("ConvTranspose", [og, w], kernel_shape=list(g.kernel), strides=list(g.stride),
+                  dilations=list(g.dilate), pads=list(g.pad) * 2, group=p.num_group,
+                  output_padding=out_pad if any(out_pad) else None)
+    _out(ctx, 0, dx)
+    c, f = int(ctx.in_shapes[1][1]), p.num_filter
+    og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
+    _out(ctx, 1, _weight_grad(ctx, og, x, f, c, p.num_group, g, g.pad, og_sp, x_sp))
+    if len(ctx.inputs) > 3:
+        _out(ctx, 2, _bias_grad(ctx, og, g.nd))
+
+
+def _deconv_onnx(ctx: LoweringContext) -> None:
+    p = ctx.params
+    g = _geometry(ctx, "Deconvolution")
+    og, x, w, *_ = _inputs_in(ctx, np.float32)
+    pad, _ = deconv_pad_adj(p, g, [int(v) for v in ctx.in_shapes[1][2:]])
+    dx = ctx.make("Conv", [og, w], kernel_shape=list(g.kernel), strides=list(g.stride),
+                  dilations=list(g.dilate), pads=list(pad) * 2, group=p.num_group)
+    _out(ctx, 0, dx)
+    c, f = int(ctx.in_shapes[1][1]), p.num_filter
+    x_sp = [int(v) for v in ctx.in_shapes[1][2:]]
+    og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
+    _out(ctx, 1, _weight_grad(ctx, x, og, c, f, p.num_group, g, pad, x_sp, og_sp))
+    if len(ctx.inputs) > 3:
+        _out(ctx, 2, _bias_grad(ctx, og, g.nd))
+
+
+def _up_onnx(ctx: LoweringContext) -> None:
+    """Block sums: ``og`` (or its channel slice) reshaped to (N, C, H, s, W, s), ReduceSum."""
+    p = ctx.params
+    (og,) = _inputs_in(ctx, np.float32)[:1]
+    oh, start = int(ctx.in_shapes[0][2]), 0
+    for k, shape in enumerate(ctx.in_shapes[1:]):
+        c, h, w = (int(v) for v in shape[1:])
+        s = oh // h
+        part = og
+        if p.multi_input_mode == "concat":
+            part = ctx.make("Slice", [og, ctx.ints([start], "c0"), ctx.ints([start + c], "c1"),
+                                      ctx.ints([1], "caxis")])
+            start += c
+        blocks = ctx.make("Reshape", [part, ctx.ints([0, c, h, s, w, s], "blocks")])
+        _out(ctx, k, onnx_reduce(ctx, "ReduceSum", blocks, [3, 5], keepdims=False))
+
+
+lowering("_backward_Convolution")(_conv_onnx)
+lowering("_backward_Deconvolution")(_deconv_onnx)
+lowering("_backward_UpSampling")(_up_onnx)
