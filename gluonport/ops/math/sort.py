@@ -22,7 +22,7 @@ from ...errors import DTypeError, ShapeError
 from ..infer import norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import onnx_dims
-from ..registry import OpDef, register
+from ..registry import OpDef, register, zero_gradient
 
 __all__ = ["stable_order"]
 
@@ -118,15 +118,45 @@ def _topk(p, x: np.ndarray):
     return values, second
 
 
+_TOPK_PARAMS = {"axis": Optional(Int(), default=-1), "k": Int(1),
+                "ret_typ": Enum(("value", "indices", "mask", "both"), default="indices"),
+                "is_ascend": Bool(False), "dtype": DType("float32", choices=_INDEX_DTYPES)}
+
+
+def _topk_grad(F, p, inputs, outputs, ograds):
+    """MXNet's FGradient: ``_backward_topk`` scatters the values' gradient back to where they
+    came from (ret_typ ``value``/``both``; the indices' gradient is dropped); ``indices`` and
+    ``mask`` give zero."""
+    if p.ret_typ in ("indices", "mask"):
+        return [None]
+    return [F._internal._backward_topk(ograds[0], inputs[0], outputs[1], axis=p.axis, k=p.k,
+                                       ret_typ="value", is_ascend=p.is_ascend)]
+
+
 register(OpDef(
-    "topk",
-    params={"axis": Optional(Int(), default=-1), "k": Int(1),
-            "ret_typ": Enum(("value", "indices", "mask", "both"), default="indices"),
-            "is_ascend": Bool(False), "dtype": DType("float32", choices=_INDEX_DTYPES)},
+    "topk", params=_TOPK_PARAMS,
     compute=_topk, infer_shape=_topk_rule, infer_type=_topk_type, num_outputs=_n_outputs,
     num_visible_outputs=lambda p: 2 if p.ret_typ == "both" else 1,
     doc="The k largest (or smallest) elements along an axis: values, indices, mask or both.",
-    lists_input_names=False))
+    lists_input_names=False, gradient=_topk_grad))
+
+
+def _topk_backward(p, og: np.ndarray, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``ograd`` scattered into zeros shaped like ``data`` at the positions ``indices`` name
+    (along ``axis``, or in the flattened data)."""
+    out = np.zeros(x.size if p.axis is None else x.shape, dtype=x.dtype)
+    ax = 0 if p.axis is None else norm_axis(p.axis, x.ndim)
+    np.put_along_axis(out, idx.astype(np.int64), og.astype(x.dtype, copy=False), axis=ax)
+    return out.reshape(x.shape)
+
+
+register(OpDef(
+    "_backward_topk", params=_TOPK_PARAMS, inputs=("ograd", "data", "indices"),
+    compute=_topk_backward, infer_shape=lambda p, s: (s, [s[1]]),
+    infer_type=lambda p, t: (t, [t[1]]),
+    no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+    doc="topk's and sort's gradient: inputs (ograd of the values, data, the indices output); "
+        "``ograd`` scattered back to the positions the values came from."))
 
 
 def _sort_rule(p, in_shapes):
@@ -144,11 +174,21 @@ def _sort(p, x: np.ndarray):
     return values, idx.astype(_HIDDEN_INDEX)
 
 
+def _sort_grad(F, p, inputs, outputs, ograds):
+    """``_backward_topk`` with ``k=0, ret_typ='value'``, as MXNet builds it. (MXNet copies
+    ``axis`` from the node's attribute strings, so its backward fails when ``axis`` was left at
+    its default; gluonport, which cannot tell an omitted axis from ``axis=-1``, differentiates
+    both.)"""
+    return [F._internal._backward_topk(ograds[0], inputs[0], outputs[1], axis=p.axis, k=0,
+                                       ret_typ="value", is_ascend=p.is_ascend)]
+
+
 register(OpDef(
     "sort", params={"axis": Optional(Int(), default=-1), "is_ascend": Bool(True)},
     compute=_sort, infer_shape=_sort_rule,
     infer_type=lambda p, t: (t, [t[0], _HIDDEN_INDEX]), num_outputs=2, num_visible_outputs=1,
-    doc="Sorted copy along an axis (flattened when axis is None).", lists_input_names=False))
+    doc="Sorted copy along an axis (flattened when axis is None).", lists_input_names=False,
+    gradient=_sort_grad))
 
 
 def _argsort(p, x: np.ndarray) -> np.ndarray:
@@ -173,7 +213,7 @@ register(OpDef(
     compute=_argsort, infer_shape=_argsort_rule,
     infer_type=lambda p, t: (t, [np.dtype(p.dtype)]),
     doc="Indices that sort an array along an axis, in ``dtype`` (float32 by default).",
-    lists_input_names=False))
+    lists_input_names=False, gradient=zero_gradient))
 
 
 
@@ -252,3 +292,30 @@ def _argsort_onnx(ctx: LoweringContext) -> None:
 lowering("topk")(_topk_onnx)
 lowering("sort")(_sort_onnx)
 lowering("argsort")(_argsort_onnx)
+
+
+def _topk_backward_onnx(ctx: LoweringContext) -> None:
+    """``ScatterElements`` of ograd into zeros shaped like ``data`` (flattened when axis is
+    None)."""
+    p, dt = ctx.params, np.dtype(ctx.in_dtypes[1])
+    shape = ctx.make("Shape", [ctx.inputs[1]])
+    flat = p.axis is None
+    zeros = ctx.make("ConstantOfShape", [shape], value=_onnx_zero(dt))
+    if flat:
+        zeros = ctx.make("Reshape", [zeros, ctx.ints([-1], "flat")])
+    idx = ctx.cast_to(ctx.inputs[2], np.int64)
+    og = ctx.inputs[0] if np.dtype(ctx.in_dtypes[0]) == dt else ctx.cast_to(ctx.inputs[0], dt)
+    axis = 0 if flat else norm_axis(p.axis, len(ctx.in_shapes[1]))
+    y = ctx.make("ScatterElements", [zeros, idx, og], axis=axis)
+    if flat:
+        y = ctx.make("Reshape", [y, shape])
+    deliver(ctx, y)
+
+
+def _onnx_zero(dtype: np.dtype):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(np.zeros((1,), dtype=dtype), "zero")
+
+
+lowering("_backward_topk")(_topk_backward_onnx)
