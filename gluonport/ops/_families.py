@@ -31,5 +31,6 @@ from .nn import sequence  # noqa: F401
 from . import shape  # noqa: F401
 from .math import sort  # noqa: F401
 from .math import unary  # noqa: F401
+from .math import bitwise  # noqa: F401
 from .nn import dense_grad, conv_grad  # noqa: F401
 # isort: on
