@@ -27,14 +27,27 @@ def _quadratic(p, x):
     return (xf * (a * xf + b) + c).astype(x.dtype)
 
 
+def _quadratic_grad(F, p, inputs, outputs, ograds):
+    """MXNet's ``_backward_contrib_quadratic``: ``ograd * (2 a x + b)``."""
+    slope = F._internal._plus_scalar(F._internal._mul_scalar(inputs[0], scalar=2.0 * p.a),
+                                     scalar=p.b)
+    return [F.elemwise_mul(ograds[0], slope)]
+
+
+def _multiplier_grad(F, p, inputs, outputs, ograds):
+    """MXNet's ``_backward_contrib_gradientmultiplier``: ``ograd * scalar``."""
+    return [F._internal._mul_scalar(ograds[0], scalar=p.scalar)]
+
+
 register(OpDef("_contrib_quadratic", params={"a": Float(0.0), "b": Float(0.0), "c": Float(0.0)},
-               compute=_quadratic, doc="Elementwise ``a * x**2 + b * x + c``."))
+               compute=_quadratic, doc="Elementwise ``a * x**2 + b * x + c``.",
+               gradient=_quadratic_grad))
 
 register(OpDef("_contrib_gradientmultiplier",
                params={"scalar": Float(1.0), "is_int": Bool(True)},
                compute=lambda p, x: x.copy(),
                doc="Identity in the forward pass (scales gradients in MXNet's backward).",
-               lists_input_names=False))
+               lists_input_names=False, gradient=_multiplier_grad))
 
 
 # --- khatri_rao ------------------------------------------------------------------------------
@@ -67,7 +80,7 @@ def _kr_shape(p, in_shapes):
 
 register(OpDef(
     "khatri_rao", params={"num_args": Int()}, variadic="num_args", compute=_khatri_rao,
-    infer_shape=_kr_shape,
+    infer_shape=_kr_shape, no_gradient="MXNet 1.9.1 registers no FGradient for khatri_rao",
     doc="Column-wise Kronecker (Khatri-Rao) product of matrices with equal column counts."))
 
 
