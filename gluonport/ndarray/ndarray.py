@@ -359,7 +359,8 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
         targets = out if isinstance(out, (list, tuple)) else [out]
         for t, r in zip(targets, outs):
             t[...] = r
-            t._ag = r._ag
+            if r._ag is not None:  # recorded: the target now holds the op's output
+                t._ag = r._ag
         return out
     return outs[0] if n_vis == 1 else outs
 

@@ -102,3 +102,16 @@ def test_gradient_of_undifferentiable_op_names_it(monkeypatch):
         z = nd.invoke("_equal", (y, y))
     with pytest.raises(mx.GluonportError, match="_equal.*stand-in reason"):
         z.backward()
+
+
+def test_update_with_out_keeps_the_variable():
+    """An optimizer's fused update writes the weight through ``out=`` outside ``record()``:
+    the weight stays a variable, so the next step's backward reaches it."""
+    w = nd.array([1.0, 2.0])
+    w.attach_grad()
+    for _ in range(2):
+        with autograd.record():
+            y = nd.elemwise_mul(w, w)
+        y.backward()
+        nd.sgd_update(w, w.grad, lr=0.1, wd=0.0, out=w)
+    np.testing.assert_allclose(w.asnumpy(), np.float32([1.0, 2.0]) * 0.8 * 0.8, rtol=1e-6)
