@@ -21,7 +21,7 @@ from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401
 from .nn import norm, norm_grad  # noqa: F401
 from .optimizer import update, multi  # noqa: F401
-from .nn import output, pool  # noqa: F401
+from .nn import output, output_grad, pool  # noqa: F401
 from . import random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
 from .nn import resize  # noqa: F401

@@ -20,6 +20,9 @@ inferred. What MXNet 1.9.1 does in the forward pass:
   gets the data's shape, or ``(N,)`` for data of shape ``(N, 1)``.
 * ``SVMOutput``, ``MakeLoss``, ``make_loss``, ``BlockGrad``: identity.
 
+Gradients: MXNet's loss-head backward (the head gradient ignored; see :mod:`.output_grad`,
+whose kernels the rules here call); ``make_loss``'s is ones, ``BlockGrad``'s zero.
+
 ONNX export: the forward pass only (Softmax / Sigmoid / Identity on the data); a variable used
 only as a label is not an input of the ONNX model.
 """
@@ -33,16 +36,34 @@ from ...errors import DTypeError, ShapeError
 from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, lowering
 from ..lowering.math import named, onnx_compute
-from ..registry import OpDef, register
+from ..registry import OpDef, register, zero_gradient
 from .dense import require_float, sigmoid, softmax_along, work_dtype
 
-__all__: list[str] = []
+__all__ = ["ctc_tables"]
 
 
 def _uniform_type(p, in_types: list) -> tuple[list, list]:
     """MXNet's ElemwiseType / UNIFORM_TYPE_CHECK: label and output share the data's dtype."""
     dt = next((t for t in in_types if t is not None), None)
     return [dt] * len(in_types), [dt]
+
+
+def _attrs(p) -> dict:
+    """The forward op's attributes for its backward kernel (unset optionals left out)."""
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _head_rule(backward: str, output_first: bool = False):
+    """A loss head's gradient: one ``_backward_*`` kernel of :mod:`.output_grad` from the
+    output and the label, in MXNet's input order; the head gradient is ignored, as MXNet
+    ignores it, and the label gets none."""
+
+    def rule(F, p, inputs, outputs, ograds):
+        fn = getattr(F._internal, backward)
+        args = [outputs[0], inputs[1]] if output_first else [inputs[1], outputs[0]]
+        return [fn(*args, **_attrs(p)), None]
+
+    return rule
 
 
 # --- SoftmaxOutput -------------------------------------------------------------------------------
@@ -96,6 +117,7 @@ register(OpDef(
             "smooth_alpha": Float(0.0)},
     inputs=("data", "label"), infer_shape=_softmax_output_shape, infer_type=_uniform_type,
     compute=_softmax_output, aliases=("Softmax",),
+    gradient=_head_rule("_backward_SoftmaxOutput", output_first=True),
     doc="Softmax forward of a cross-entropy loss head; the label only matters for backward.",
     lists_output_names=True))
 
@@ -119,7 +141,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return sigmoid(x.astype(work_dtype(x.dtype), copy=False)).astype(x.dtype, copy=False)
 
 
-def _regression(name: str, fn, doc: str) -> None:
+def _regression(name: str, fn, doc: str, backward: str) -> None:
     def compute(p, x: np.ndarray, label: np.ndarray | None = None) -> np.ndarray:
         require_float(name, x)
         return fn(x)
@@ -127,15 +149,15 @@ def _regression(name: str, fn, doc: str) -> None:
     compute.__name__ = f"_{name}"
     register(OpDef(name, params={"grad_scale": Float(1.0)}, inputs=("data", "label"),
                    infer_shape=_regression_shape, infer_type=_uniform_type, compute=compute,
-                   doc=doc))
+                   gradient=_head_rule(backward), doc=doc))
 
 
 _regression("LinearRegressionOutput", lambda x: x.copy(),
-            "Identity forward of a squared-error regression head.")
+            "Identity forward of a squared-error regression head.", "_backward_linear_reg_out")
 _regression("MAERegressionOutput", lambda x: x.copy(),
-            "Identity forward of an absolute-error regression head.")
+            "Identity forward of an absolute-error regression head.", "_backward_mae_reg_out")
 _regression("LogisticRegressionOutput", _sigmoid,
-            "Sigmoid forward of a logistic regression head.")
+            "Sigmoid forward of a logistic regression head.", "_backward_logistic_reg_out")
 
 
 # --- SVMOutput -----------------------------------------------------------------------------------
@@ -153,7 +175,7 @@ register(OpDef(
     params={"margin": Float(1.0), "regularization_coefficient": Float(1.0),
             "use_linear": Bool(False)},
     inputs=("data", "label"), infer_shape=_svm_shape, infer_type=_uniform_type,
-    compute=lambda p, x, label=None: x.copy(),
+    compute=lambda p, x, label=None: x.copy(), gradient=_head_rule("_backward_SVMOutput"),
     doc="Identity forward of a hinge-loss (SVM) head; label shape is data.shape[:-1].",
     lists_output_names=True))
 
@@ -168,13 +190,16 @@ register(OpDef(
     params={"grad_scale": Float(1.0), "valid_thresh": Float(0.0),
             "normalization": Enum(("null", "batch", "valid"), "null")},
     compute=_identity, doc="Marks its input as a loss (legacy); identity forward.",
+    gradient=lambda F, p, ins, outs, ogs: [F._internal._backward_MakeLoss(ins[0], **_attrs(p))],
     lists_output_names=True))
 register(OpDef(
     "make_loss", compute=_identity, output_names=("loss",), aliases=("_sparse_make_loss",),
+    gradient=lambda F, p, ins, outs, ogs: [F.ones_like(ins[0])],
     doc="Marks its input as a loss; identity forward. Its output is named 'loss'.",
     lists_input_names=False, lists_output_names=True))
 register(OpDef(
     "BlockGrad", compute=_identity, aliases=("stop_gradient", "_sparse_stop_gradient"),
+    gradient=zero_gradient,
     doc="Identity forward that stops gradients flowing back through it.", lists_input_names=False))
 
 
@@ -255,8 +280,11 @@ def _ctc_states(lab: np.ndarray, lab_len: np.ndarray, blank: int, classes: int) 
     return ext, skip, repeats
 
 
-def _ctc_loss(p, data: np.ndarray, label: np.ndarray, *rest: np.ndarray) -> tuple:
-    """Negative log-likelihood of each label sequence (the forward algorithm in log space)."""
+def ctc_tables(p, data: np.ndarray, label: np.ndarray, *rest: np.ndarray) -> dict:
+    """What the CTC forward and backward kernels share, checked against the shapes: ``logp``
+    (log-softmax of the data, float64), ``ext`` (the blank-interleaved labels, ``(N, 2L+1)``),
+    ``skip`` (where a step may skip a blank), ``emit`` (``logp`` at ``ext``, ``(T, N, 2L+1)``),
+    ``data_len``, ``lab_len`` and ``repeats`` (per sample)."""
     if data.dtype != np.float32:
         raise DTypeError(f"CTCLoss: data dtype {data.dtype} is not supported (MXNet computes "
                          "CTCLoss on float32 only); cast it with .astype('float32')")
@@ -267,6 +295,16 @@ def _ctc_loss(p, data: np.ndarray, label: np.ndarray, *rest: np.ndarray) -> tupl
     ext, skip, repeats = _ctc_states(lab, lab_len, blank, classes)
     logp = softmax_along(data.astype(np.float64), 2, log=True)
     emit = np.take_along_axis(logp, np.broadcast_to(ext, (t_max,) + ext.shape), axis=2)
+    return {"logp": logp, "ext": ext, "skip": skip, "emit": emit, "data_len": data_len,
+            "lab_len": lab_len, "repeats": repeats}
+
+
+def _ctc_loss(p, data: np.ndarray, label: np.ndarray, *rest: np.ndarray) -> tuple:
+    """Negative log-likelihood of each label sequence (the forward algorithm in log space)."""
+    tab = ctc_tables(p, data, label, *rest)
+    t_max = data.shape[0]
+    ext, skip, emit = tab["ext"], tab["skip"], tab["emit"]
+    data_len, lab_len, repeats = tab["data_len"], tab["lab_len"], tab["repeats"]
     alpha = np.full(ext.shape, -np.inf)
     alpha[:, :2] = emit[0, :, :2] if t_max else -np.inf
     for t in range(1, t_max):  # one vectorised step per time step (all samples, all states)
@@ -288,6 +326,9 @@ _CTC = register(OpDef(
             "blank_label": Enum(("first", "last"), "first")},
     inputs=_ctc_inputs, num_outputs=2, num_visible_outputs=1, infer_shape=_ctc_shape,
     infer_type=_ctc_type, compute=_ctc_loss,
+    gradient=lambda F, p, ins, outs, ogs: [F._internal._backward_ctc_loss(ogs[0], *ins,
+                                                                          **_attrs(p))]
+    + [None] * (len(ins) - 1),
     aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     doc="Connectionist Temporal Classification loss of (T, N, C) activations (log-softmax "
         "applied inside) against padded label sequences; one loss per sample."))
