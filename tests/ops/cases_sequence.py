@@ -19,9 +19,10 @@ def _x(shape, dtype="float32"):
 
 def _case(name, op, data, lengths=None, **attrs):
     inputs = [data] if lengths is None else [data, lengths]
+    case = {"name": name, "op": op, "inputs": inputs, "attrs": attrs}
     if lengths is not None:
         attrs["use_sequence_length"] = True
-    case = {"name": name, "op": op, "inputs": inputs, "attrs": attrs}
+        case["fd_wrt"] = [0]  # the lengths are indices: piecewise constant, no gradient
     if data.get("dtype") == "float16":
         case.update(rtol=1e-3, atol=1e-3)
     return case
@@ -71,3 +72,12 @@ CASES = [
     _case("last_int32", LAST, _x((4, 3), "int32"), _len([1, 2, 4], "int64")),
     _case("last_float64_no_lengths", LAST, _x((3, 2, 2), "float64")),
 ]
+
+# MXNet 1.9.1's SequenceLast backward without sequence_length reads its step indices from
+# uninitialised workspace (its gradient crashed the generator, grad_status.json "error"); the
+# gradient here is the last step's, checked by finite differences.
+_LAST_NO_LENGTHS = ("MXNet's SequenceLast backward without lengths reads uninitialised "
+                    "indices (it crashed); finite differences check this gradient")
+for _case_row in CASES:
+    if _case_row["op"] == LAST and not _case_row["attrs"].get("use_sequence_length"):
+        _case_row["no_grad_golden"] = _LAST_NO_LENGTHS

@@ -15,6 +15,10 @@ batch item's valid length. MXNet 1.9.1 semantics kept here:
   the output drops ``axis``. ``axis`` is 0 or 1.
 * Lengths outside ``[0, T]`` (``[1, T]`` for ``SequenceLast``) make MXNet's kernels read or
   write outside the array; here they are clipped into that range.
+* Gradients (MXNet's): SequenceMask masks the head gradient with 0, SequenceReverse reverses
+  it alike, SequenceLast scatters it to the last valid step (``_backward_SequenceLast``; without
+  lengths MXNet 1.9.1 reads uninitialised indices and crashes, here it is the last step);
+  ``sequence_length`` gets none.
 """
 
 from __future__ import annotations
@@ -144,12 +148,74 @@ _TABLE = (  # name, compute, allowed axes, drops the axis, extra params, aliases
     ("SequenceLast", _last, (0, 1), True, {}, (), "The last valid step of each sequence."),
 )
 
+def _lengths_of(inputs: list) -> list:
+    return inputs[1:2]
+
+
+def _mask_grad(F, p, inputs, outputs, ograds):
+    """MXNet's backward of SequenceMask: the head gradient masked with 0 past each length."""
+    if not p.use_sequence_length:
+        return [ograds[0]]
+    return [F.SequenceMask(ograds[0], inputs[1], use_sequence_length=True, axis=p.axis,
+                           value=0.0), None]
+
+
+def _reverse_grad(F, p, inputs, outputs, ograds):
+    """Reversing the valid steps is its own inverse: the head gradient reversed alike."""
+    g = F.SequenceReverse(ograds[0], *_lengths_of(inputs),
+                          use_sequence_length=p.use_sequence_length, axis=p.axis)
+    return [g] + [None] * (len(inputs) - 1)
+
+
+def _last_grad(F, p, inputs, outputs, ograds):
+    """The head gradient scattered back to each sequence's last valid step (one kernel)."""
+    g = F._internal._backward_SequenceLast(ograds[0], *inputs,
+                                           use_sequence_length=p.use_sequence_length,
+                                           axis=p.axis)
+    return [g] + [None] * (len(inputs) - 1)
+
+
+_GRADS = {"SequenceMask": _mask_grad, "SequenceReverse": _reverse_grad,
+          "SequenceLast": _last_grad}
+
 _OPS = {
     name: register(OpDef(
         name, params={"use_sequence_length": Bool(False), **extra, "axis": Int(0)},
         inputs=_inputs, compute=compute, infer_shape=_seq_shape(name, allowed, drop),
-        infer_type=_seq_type, aliases=aliases, doc=doc, lists_output_names=True))
+        infer_type=_seq_type, aliases=aliases, doc=doc, lists_output_names=True,
+        gradient=_GRADS[name]))
     for name, compute, allowed, drop, extra, aliases, doc in _TABLE}
+
+
+def _last_backward(p, og: np.ndarray, data: np.ndarray, *rest: np.ndarray) -> np.ndarray:
+    """Zeros of the data's shape with ``og`` at step ``length - 1`` (the last step without
+    lengths) of each sequence; lengths truncated and clipped as the forward reads them."""
+    _check("SequenceLast", p, data, (0, 1))
+    grad = np.zeros(data.shape, og.dtype)
+    lengths = _lengths(p, data, rest, low=1)
+    if lengths is None:
+        index = (slice(None),) * p.axis + (data.shape[p.axis] - 1,)
+        grad[index] = og
+        return grad
+    batch = np.arange(lengths.shape[0])
+    if p.axis == 0:
+        grad[lengths - 1, batch] = og
+    else:
+        grad[batch, lengths - 1] = og
+    return grad
+
+
+def _last_grad_inputs(p) -> tuple[str, ...]:
+    return ("out_grad", "data") + (("sequence_length",) if p.use_sequence_length else ())
+
+
+register(OpDef(
+    "_backward_SequenceLast", params={"use_sequence_length": Bool(False), "axis": Int(0)},
+    inputs=_last_grad_inputs, compute=_last_backward,
+    infer_shape=lambda p, s: (list(s), [s[1]]), infer_type=lambda p, t: (list(t), [t[0]]),
+    no_gradient="a backward kernel; MXNet 1.9.1 registers no gradient for it",
+    doc="SequenceLast's gradient: the head gradient at each sequence's last valid step, zero "
+        "elsewhere (inputs: out_grad, data, [sequence_length])."))
 
 
 # --- ONNX export -------------------------------------------------------------------------------
@@ -217,3 +283,33 @@ def _last_onnx(ctx: LoweringContext) -> None:
 lowering(_OPS["SequenceMask"])(_mask_onnx)
 lowering(_OPS["SequenceReverse"])(_reverse_onnx)
 lowering(_OPS["SequenceLast"])(_last_onnx)
+
+
+def _last_grad_onnx(ctx: LoweringContext) -> None:
+    """``Where(step == length - 1, out_grad expanded along the axis, 0)``."""
+    p = ctx.params
+    rank = len(ctx.in_shapes[1])
+    dims = Dims(ctx, 1)
+    count = dims.scalar(p.axis)
+    zero, one = (ctx.const(np.asarray(v, np.int64), "i") for v in (0, 1))
+    steps = ctx.make("Range", [zero, count, one])
+    if p.use_sequence_length:
+        lengths = ctx.inputs[2]
+        if np.dtype(ctx.in_dtypes[2]) != np.int64:
+            lengths = ctx.cast_to(lengths, np.int64)
+        last = ctx.make("Sub", [ctx.make("Clip", [lengths, one, count]), one])  # (N,)
+        steps = ctx.make("Unsqueeze", [steps, ctx.ints([1 - p.axis], "axes")])
+        last = ctx.make("Unsqueeze", [last, ctx.ints([p.axis], "axes")])
+        hit = ctx.make("Equal", [steps, last])  # (T, N) or (N, T)
+        if rank > 2:
+            hit = ctx.make("Unsqueeze", [hit, ctx.ints(list(range(2, rank)), "feature_axes")])
+    else:
+        hit = ctx.make("Equal", [steps, ctx.make("Sub", [count, one])])  # (T,)
+        hit = ctx.make("Unsqueeze", [hit, ctx.ints([a for a in range(rank) if a != p.axis],
+                                                   "other_axes")])
+    og = ctx.make("Unsqueeze", [ctx.inputs[0], ctx.ints([p.axis], "axis")])
+    zero_f = ctx.const(np.zeros((), np.dtype(ctx.in_dtypes[0])), "zero")
+    ctx.make("Where", [hit, og, zero_f], outputs=ctx.outputs[:1])
+
+
+lowering("_backward_SequenceLast")(_last_grad_onnx)
