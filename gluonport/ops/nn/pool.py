@@ -28,6 +28,7 @@ says why it needs them fixed.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register
 
-__all__ = ["pool_nd", "pool_out_size", "float_only", "acc_array", "float_onnx"]
+__all__ = ["pool_nd", "pool_backward", "pool_out_size", "float_only", "acc_array", "float_onnx"]
 
 _POOL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 _DEFAULT_LAYOUT = {3: "NCW", 4: "NCHW", 5: "NCDHW"}
@@ -154,6 +155,72 @@ def _global_pool(x: np.ndarray, pool_type: str, p_value: int) -> np.ndarray:
     return out.astype(x.dtype, copy=False)
 
 
+# --- gradients -------------------------------------------------------------------------------
+def _padded_size(sp, kernel, stride, pad, out_sp) -> list[int]:
+    return [max(s + 2 * q, (o - 1) * st + k) for s, k, st, q, o in
+            zip(sp, kernel, stride, pad, out_sp)]
+
+
+def _tap_slice(tap, stride, out_sp) -> tuple:
+    return (slice(None), slice(None)) + tuple(
+        slice(t, t + (o - 1) * s + 1, s) for t, s, o in zip(tap, stride, out_sp))
+
+
+def _first_max_grad(xp: np.ndarray, og: np.ndarray, kernel, stride, out_sp) -> np.ndarray:
+    """Each output gradient added at its window's first maximum (row-major tap order), as
+    MXNet's max-pool backward routes it; ``xp`` is the padded data (padding never wins)."""
+    n, c, *total = xp.shape
+    st = xp.strides
+    view = np.lib.stride_tricks.as_strided(
+        xp, (n, c, *out_sp, *kernel),
+        (st[0], st[1], *(s * b for s, b in zip(stride, st[2:])), *st[2:]), writeable=False)
+    arg = view.reshape(n, c, *out_sp, -1).argmax(axis=-1)
+    taps = np.unravel_index(arg, kernel)
+    # the row-major flat index of (n, c, window start + tap) in the padded array
+    flat = np.zeros_like(arg) + np.arange(n * c).reshape(n, c, *([1] * len(out_sp)))
+    for i, (t, s, o, size) in enumerate(zip(taps, stride, out_sp, total)):
+        pos = (np.arange(o) * s).reshape([o if a == i else 1 for a in range(len(out_sp))])
+        flat = flat * size + pos + t
+    grad = np.bincount(flat.ravel(), weights=og.ravel(), minlength=xp.size)
+    return grad.reshape(xp.shape)
+
+
+def pool_backward(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel, stride, pad, out_sp,
+                  kind: str, p_value: int = 1, include: bool = True,
+                  v1: bool = False) -> np.ndarray:
+    """Channels-first pooling gradient (MXNet's ``unpool``): max to each window's first
+    maximum (``v1``: to every element equal to it, zero padding included, as mshadow's
+    ``unpool``), avg ``og / divisor`` and sum ``og`` to every element of the window, lp
+    ``og * x^(p-1) / y^(p-1)``. float16 is computed in float32."""
+    wd = np.float32 if x.dtype == np.float16 else x.dtype
+    g, xw, yw = (a.astype(wd, copy=False) for a in (og, x, y))
+    sp = x.shape[2:]
+    total = _padded_size(sp, kernel, stride, pad, out_sp)
+    inner = (slice(None), slice(None)) + tuple(slice(q, q + s) for q, s in zip(pad, sp))
+    if kind == "max" and not v1:
+        xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
+        xp[inner] = xw
+        return _first_max_grad(xp, g, kernel, stride, out_sp)[inner].astype(x.dtype)
+    if kind == "avg":
+        g = g / _avg_divisor(sp, kernel, stride, pad, out_sp, include).astype(wd)
+    elif kind == "lp" and p_value > 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = g / yw ** (p_value - 1)
+    gp = np.zeros(x.shape[:2] + tuple(total), wd)
+    if kind == "max":
+        xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
+        xp[(slice(None), slice(None)) + tuple(slice(0, s + 2 * q) for q, s in
+                                              zip(pad, sp))] = 0
+        xp[inner] = xw
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        sl = _tap_slice(tap, stride, out_sp)
+        gp[sl] += g * (xp[sl] == yw) if kind == "max" else g
+    dx = gp[inner]
+    if kind == "lp" and p_value > 1:
+        dx = dx * xw ** (p_value - 1)
+    return dx.astype(x.dtype, copy=False)
+
+
 # --- Pooling ---------------------------------------------------------------------------------
 def _pool_layout(p, ndim: int) -> str:
     if p.kernel and not p.global_pool and len(p.kernel) != ndim - 2:
@@ -258,13 +325,53 @@ def _pooling(p, x):
     return out
 
 
+def _pool_grad(p, og, x, y):
+    """``_backward_Pooling``: inputs the output gradient, data and the forward output."""
+    last, kernel, stride, pad, out_sp = _pool_geometry(p, x.shape)
+    if p.pool_type == "avg" and p.pooling_convention == "same" and x.dtype != np.float64:
+        raise OpAttributeError(
+            "Pooling: no gradient for pool_type='avg' with pooling_convention='same' on "
+            f"{x.dtype} data: MXNet 1.9.1's oneDNN backward refuses it ('could not create a "
+            "descriptor for a pooling forward propagation primitive'); use float64 data or "
+            "another convention")
+    og, xc, yc = (np.moveaxis(a, -1, 1) if last else a for a in (og, x, y))
+    include = True if p.count_include_pad is None else p.count_include_pad
+    p_value = p.p_value if p.pool_type == "lp" else 1
+    dx = pool_backward(og, xc, yc, kernel, stride, pad, out_sp, p.pool_type, p_value, include)
+    return np.ascontiguousarray(np.moveaxis(dx, 1, -1)) if last else dx
+
+
+def _grad_attrs(p) -> dict:
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _grad_pooling(F, p, inputs, outputs, ograds):
+    """One ``_backward_Pooling`` kernel (the workspace output takes no gradient)."""
+    return [F._internal._backward_Pooling(ograds[0], inputs[0], outputs[0], **_grad_attrs(p))]
+
+
+_POOL_PARAMS = {
+    "kernel": Shape(()), "pool_type": Enum(("max", "avg", "sum", "lp"), "max"),
+    "global_pool": Bool(False), "cudnn_off": Bool(False),
+    "pooling_convention": Enum(("full", "valid", "same"), "valid"),
+    "stride": Shape(()), "pad": Shape(()), "p_value": Optional(Int()),
+    "count_include_pad": Optional(Bool()), "layout": Optional(Enum(_POOL_LAYOUTS))}
+_NO_GRAD = "a backward kernel (MXNet 1.9.1 registers no gradient for it either)"
+
+
+def _grad_shapes(p, in_shapes):
+    return list(in_shapes), [None if in_shapes[1] is None else tuple(in_shapes[1])]
+
+
+register(OpDef(
+    "_backward_Pooling", params=_POOL_PARAMS, inputs=("ograd", "data", "output"),
+    compute=_pool_grad, infer_shape=_grad_shapes, infer_type=lambda p, t: (list(t), [t[1]]),
+    no_gradient=_NO_GRAD,
+    doc="Pooling's data gradient. Inputs: the output gradient, data, the forward output."))
+
 register(OpDef(
     "Pooling",
-    params={"kernel": Shape(()), "pool_type": Enum(("max", "avg", "sum", "lp"), "max"),
-            "global_pool": Bool(False), "cudnn_off": Bool(False),
-            "pooling_convention": Enum(("full", "valid", "same"), "valid"),
-            "stride": Shape(()), "pad": Shape(()), "p_value": Optional(Int()),
-            "count_include_pad": Optional(Bool()), "layout": Optional(Enum(_POOL_LAYOUTS))},
+    params=_POOL_PARAMS, gradient=_grad_pooling,
     compute=_pooling, infer_shape=_pool_shape, infer_type=_pool_type_rule,
     num_outputs=_pool_n_out, num_visible_outputs=1,
     output_names=lambda p: ("output", "workspace") if _has_workspace(p) else ("output",),
@@ -317,11 +424,35 @@ def _pooling_v1(p, x):
     return out
 
 
+def _pool_v1_grad(p, og, x, y):
+    """``_backward_Pooling_v1``: inputs the output gradient, data and the forward output."""
+    kernel, stride, pad, out_sp = _v1_geometry(p, x.shape)
+    if p.pool_type != "avg":
+        return pool_backward(og, x, y, kernel, stride, pad, out_sp, p.pool_type, v1=True)
+    full = np.full(og.shape, np.prod(kernel), np.float32)
+    g = (og.astype(np.float32) / full).astype(og.dtype)
+    return pool_backward(g, x, y, kernel, stride, pad, out_sp, "sum", v1=True)
+
+
+def _grad_pooling_v1(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_Pooling_v1(ograds[0], inputs[0], outputs[0],
+                                             **_grad_attrs(p))]
+
+
+_V1_PARAMS = {
+    "kernel": Shape(()), "pool_type": Enum(("max", "avg", "sum"), "max"),
+    "global_pool": Bool(False), "pooling_convention": Enum(("full", "valid"), "valid"),
+    "stride": Shape(()), "pad": Shape(())}
+
+register(OpDef(
+    "_backward_Pooling_v1", params=_V1_PARAMS, inputs=("ograd", "data", "output"),
+    compute=_pool_v1_grad, infer_shape=_grad_shapes, infer_type=lambda p, t: (list(t), [t[1]]),
+    no_gradient=_NO_GRAD,
+    doc="Pooling_v1's data gradient. Inputs: the output gradient, data, the forward output."))
+
 register(OpDef(
     "Pooling_v1",
-    params={"kernel": Shape(()), "pool_type": Enum(("max", "avg", "sum"), "max"),
-            "global_pool": Bool(False), "pooling_convention": Enum(("full", "valid"), "valid"),
-            "stride": Shape(()), "pad": Shape(())},
+    params=_V1_PARAMS, gradient=_grad_pooling_v1,
     compute=_pooling_v1, infer_shape=_v1_shape,
     doc="MXNet's pre-1.0 pooling: zero padding for all types, avg over the full kernel.",
     lists_output_names=True))
@@ -455,5 +586,73 @@ def _pooling_v1_onnx(ctx: LoweringContext) -> None:
     win.finish(ctx, y, work)
 
 
+def _pool_grad_onnx(ctx: LoweringContext, v1: bool) -> None:
+    """The gradient as col2im of per-tap contributions: the padded data's im2col columns
+    (N, C, taps, windows) give max's first-maximum one-hot (``ArgMax``; v1: ``Equal`` to the
+    output, every tie) times the output gradient, avg/sum/lp the output gradient (divided by
+    the divisor, or by ``y^(p-1)``) on every tap; col2im sums them into the padded image,
+    which is cropped (and for lp multiplied by ``x^(p-1)``). Spatial dims must be static."""
+    p = ctx.params
+    work = win.work_dtype(ctx.in_dtypes[1])
+    shape, rank = tuple(ctx.in_shapes[1]), len(ctx.in_shapes[1])
+    if any(ctx.is_dynamic(1, a) for a in range(1, rank)):
+        raise ctx.fail("the Pooling gradient needs the data's non-batch dims fixed at export "
+                       "time; export with a dynamic batch axis only")
+    if v1:
+        last, (kernel, stride, pad, out_sp) = False, _v1_geometry(p, shape)
+    else:
+        last, kernel, stride, pad, out_sp = _pool_geometry(p, shape)
+    og, x, y = (win.to_first(ctx, win.as_dtype(ctx, i, work), rank, last) for i in range(3))
+    sp = shape[1:-1] if last else shape[2:]
+    c = shape[-1] if last else shape[1]
+    kind = p.pool_type
+    total = _padded_size(sp, kernel, stride, pad, out_sp)
+    taps, windows = int(np.prod(kernel)), int(np.prod(out_sp))
+    og_r = ctx.make("Reshape", [og, ctx.ints([0, c, 1, windows], "og_r")])
+    ones = ctx.const(np.ones((1, 1, taps, 1), work), "taps")
+    if kind == "max":
+        lowest = np.asarray(np.finfo(ctx.in_dtypes[1]).min, work)
+        xp = win.pad(ctx, x, pad, pad, np.zeros((), work) if v1 else lowest)
+        xp = win.pad(ctx, xp, [0] * len(sp), [t - v - 2 * q for t, v, q in zip(total, sp, pad)],
+                     lowest)
+        cols = win.im2col(ctx, xp, kernel, stride, (1,) * len(sp), (0,) * len(sp), out_sp)
+        cols = ctx.make("Reshape", [cols, ctx.ints([0, c, taps, windows], "cols")])
+        if v1:
+            y_r = ctx.make("Reshape", [y, ctx.ints([0, c, 1, windows], "y_r")])
+            hit = ctx.make("Equal", [cols, y_r])
+        else:
+            arg = ctx.make("ArgMax", [cols], axis=2, keepdims=1)
+            hit = ctx.make("Equal", [arg, ctx.const(np.arange(taps).reshape(1, 1, -1, 1),
+                                                    "tap_ids")])
+        contrib = ctx.make("Mul", [ctx.make("Cast", [hit], to=_onnx_type(work)), og_r])
+    else:
+        w = og_r
+        if v1 and kind == "avg":
+            w = ctx.make("Div", [w, ctx.const(work.type(np.prod(kernel)), "size")])
+        elif kind == "avg":
+            include = True if p.count_include_pad is None else bool(p.count_include_pad)
+            div = _avg_divisor(sp, kernel, stride, pad, out_sp, include).reshape(1, 1, 1, -1)
+            w = ctx.make("Div", [w, ctx.const(div.astype(work), "divisor")])
+        elif kind == "lp" and p.p_value > 1:
+            y_r = ctx.make("Reshape", [y, ctx.ints([0, c, 1, windows], "y_r")])
+            w = ctx.make("Div", [w, win.power(ctx, y_r, p.p_value - 1)])
+        contrib = ctx.make("Mul", [w, ones])
+    contrib = ctx.make("Reshape", [contrib, ctx.ints([0, c * taps, windows], "contrib")])
+    full = win.col2im(ctx, contrib, kernel, stride, (1,) * len(sp), (0,) * len(sp), out_sp,
+                      total)
+    dx = win.pad(ctx, full, [-q for q in pad], [v + q - t for t, v, q in zip(total, sp, pad)])
+    if kind == "lp" and p.p_value > 1:
+        dx = ctx.make("Mul", [dx, win.power(ctx, x, p.p_value - 1)])
+    win.finish(ctx, dx, work, win.last_perm(rank) if last else None)
+
+
+def _onnx_type(dt) -> int:
+    from ..._core import dtypes
+
+    return dtypes.onnx_of(np.dtype(dt))
+
+
 lowering("Pooling")(_pooling_onnx)
 lowering("Pooling_v1")(_pooling_v1_onnx)
+lowering("_backward_Pooling")(lambda ctx: _pool_grad_onnx(ctx, False))
+lowering("_backward_Pooling_v1")(lambda ctx: _pool_grad_onnx(ctx, True))
