@@ -35,6 +35,7 @@ from ..infer import fmt, known, merge
 from ..lowering import LoweringContext, const_like, deliver, lowering, onnx_reduce
 from ..lowering.dims import onnx_dims, onnx_shape
 from ..registry import OpDef, register
+from .linalg_grad import LINALG_GRADS
 
 __all__ = ["dot_shape", "batch_dot_shape"]
 
@@ -103,7 +104,7 @@ def _dot(p, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 register(OpDef(
     "dot", params=_DOT_PARAMS, inputs=("lhs", "rhs"), compute=_dot, infer_shape=_dot_rule,
-    aliases=("_sparse_dot",),
+    aliases=("_sparse_dot",), gradient=LINALG_GRADS["dot"],
     doc="Matrix product of N-d arrays flattened to 2-d (see the module docstring)."))
 
 
@@ -141,7 +142,8 @@ def _batch_dot(p, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 register(OpDef(
     "batch_dot", params=_DOT_PARAMS, inputs=("lhs", "rhs"), compute=_batch_dot,
-    infer_shape=_batch_dot_rule, doc="Batched matrix product of N-d stacks (N >= 3)."))
+    infer_shape=_batch_dot_rule, doc="Batched matrix product of N-d stacks (N >= 3).",
+    gradient=LINALG_GRADS["batch_dot"]))
 
 
 # --- gemm / gemm2 ---------------------------------------------------------------------------
@@ -204,11 +206,12 @@ _MULT = {"transpose_a": Bool(False), "transpose_b": Bool(False), "alpha": Float(
 register(OpDef(
     "_linalg_gemm", params={**_MULT, "beta": Float(1.0), "axis": Int(-2)},
     inputs=("A", "B", "C"), compute=_gemm, infer_shape=_gemm_rule, aliases=("linalg_gemm",),
-    doc="``alpha * op(A) @ op(B) + beta * C`` over stacks of matrices."))
+    doc="``alpha * op(A) @ op(B) + beta * C`` over stacks of matrices.",
+    gradient=LINALG_GRADS["gemm"]))
 register(OpDef(
     "_linalg_gemm2", params={**_MULT, "axis": Int(-2)}, inputs=("A", "B"), compute=_gemm2,
     infer_shape=_gemm_rule, aliases=("linalg_gemm2",),
-    doc="``alpha * op(A) @ op(B)`` over stacks of matrices."))
+    doc="``alpha * op(A) @ op(B)`` over stacks of matrices.", gradient=LINALG_GRADS["gemm2"]))
 
 
 # --- square-matrix LAPACK ops ---------------------------------------------------------------
@@ -400,7 +403,7 @@ _NO_ONNX = {
 for _stem, _params, _inputs, _fn, _rule, _n, _doc in _LAPACK:
     register(OpDef(f"_linalg_{_stem}", params=_params, inputs=_inputs, compute=_fn,
                    infer_shape=_rule, num_outputs=_n, aliases=(f"linalg_{_stem}",), doc=_doc,
-                   no_onnx=_NO_ONNX.get(_stem)))
+                   no_onnx=_NO_ONNX.get(_stem), gradient=LINALG_GRADS[_stem]))
 
 
 # --- LQ / symmetric eigendecomposition ------------------------------------------------------
@@ -448,11 +451,13 @@ def _syevd_rule(p, in_shapes):
 register(OpDef(
     "_linalg_gelqf", inputs=("A",), compute=_gelqf, infer_shape=_gelqf_rule, num_outputs=2,
     aliases=("linalg_gelqf",), no_onnx="ONNX has no QR/LQ factorisation operator",
-    doc="LQ factorisation ``A = L @ Q`` of (m, n) matrices, m <= n: outputs Q, L."))
+    doc="LQ factorisation ``A = L @ Q`` of (m, n) matrices, m <= n: outputs Q, L.",
+    gradient=LINALG_GRADS["gelqf"]))
 register(OpDef(
     "_linalg_syevd", inputs=("A",), compute=_syevd, infer_shape=_syevd_rule, num_outputs=2,
     no_onnx="ONNX has no eigendecomposition operator",
-    doc="Symmetric eigendecomposition ``U @ A = diag(L) @ U``: outputs U, L (ascending)."))
+    doc="Symmetric eigendecomposition ``U @ A = diag(L) @ U``: outputs U, L (ascending).",
+    gradient=LINALG_GRADS["syevd"]))
 
 
 # --- packed triangles ------------------------------------------------------------------------
@@ -521,11 +526,13 @@ _TRIAN = {"offset": Int(0), "lower": Bool(True)}
 register(OpDef(
     "_linalg_extracttrian", params=_TRIAN, inputs=("A",), compute=_extracttrian,
     infer_shape=_extracttrian_rule, aliases=("linalg_extracttrian",),
-    doc="The triangle of each square matrix (by ``offset``/``lower``) packed into a vector."))
+    doc="The triangle of each square matrix (by ``offset``/``lower``) packed into a vector.",
+    gradient=LINALG_GRADS["extracttrian"]))
 register(OpDef(
     "_linalg_maketrian", params=_TRIAN, inputs=("A",), compute=_maketrian,
     infer_shape=_maketrian_rule, aliases=("linalg_maketrian",),
-    doc="Square matrices with the packed vectors as their triangle (zeros elsewhere)."))
+    doc="Square matrices with the packed vectors as their triangle (zeros elsewhere).",
+    gradient=LINALG_GRADS["maketrian"]))
 
 
 # --- ONNX export -----------------------------------------------------------------------------
