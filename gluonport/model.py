@@ -6,6 +6,7 @@ Files: ``PREFIX-symbol.json`` and ``PREFIX-%04d.params``; params keys are ``arg:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,6 +71,7 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: Mapping[st
     data.update({f"aux:{k}": v for k, v in aux_params.items()})
     save_pair(symbol, f"{prefix}-symbol.json", f"{prefix}-{epoch:04d}.params", data,
               remove_amp_cast)
+    logging.info('Saved checkpoint to "%s"', f"{prefix}-{epoch:04d}.params")  # as MXNet
 
 
 def save_pair(symbol: Any, symbol_file: str, params_file: str, data: Mapping[str, Any],
