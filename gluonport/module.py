@@ -1,4 +1,4 @@
-"""``mx.mod.Module`` for inference: the Module API that MXNet 1.x inference scripts use.
+"""``mx.mod.Module``: MXNet 1.x's legacy Module API, for inference and for training.
 
 A great deal of serving code (InsightFace's face_model.py, RetinaFace, SageMaker handlers,
 MXNet's own "predict with a pretrained model" tutorial) reads a checkpoint like this::
@@ -10,37 +10,47 @@ MXNet's own "predict with a pretrained model" tutorial) reads a checkpoint like 
     mod.forward(mx.io.DataBatch([mx.nd.array(img)]), is_train=False)
     prob = mod.get_outputs()[0].asnumpy()
 
-That code runs unchanged with ``import gluonport as mx``. The Module wraps a
-:class:`~gluonport.gluon.SymbolBlock`, so it runs on onnxruntime when every op exports (the
-numpy executor otherwise) and on ``context=mx.gpu(i)`` through the CUDA execution provider.
-Label inputs of ``SoftmaxOutput``-style heads are fed zeros (they do not change the forward
-output); labels in a DataBatch are read only by ``score``/``update_metric``, which evaluate an
-``mx.metric`` over them. Training (``fit``, ``backward``, ``update``, optimizers) is not
-provided: gluonport runs models, it does not train them.
+and training scripts call ``mod.fit(train_iter, eval_data=val_iter, optimizer='sgd', ...)`` or
+the steps ``forward_backward``/``update``/``update_metric``. Both run unchanged with ``import
+gluonport as mx``.
+
+Until the module trains, forward passes run a :class:`~gluonport.gluon.SymbolBlock` (on
+onnxruntime when every op exports, the numpy executor otherwise; ``context=mx.gpu(i)`` through
+the CUDA execution provider). The first training-mode forward (``forward(is_train=True)``,
+``forward_backward``, ``fit``) binds the numpy :class:`~gluonport.symbol.executor.Executor`
+with gradient arrays (``grad_req`` per argument as MXNet's ``DataParallelExecutorGroup``:
+parameters ``grad_req`` unless fixed, data only with ``inputs_need_grad``, labels ``'null'``);
+from then on the parameters live in that executor, and ``get_params`` copies them out after
+``update`` as MXNet's ``_sync_params_from_devices``. BatchNorm's moving statistics are updated
+by its backward pass, as in MXNet 1.9.1.
+
+One device: several contexts are accepted and each batch runs whole on the first, so the
+optimizer sees MXNet's single-device indices and ``rescale_grad = 1/batch_size``. A ``'local'``
+/``'device'`` kvstore string with one device means no kvstore and an updater in the module
+(MXNet's ``_create_kvstore``); a KVStore object updates on the store.
+
+Label inputs of ``SoftmaxOutput``-style heads that are not among ``label_names`` are not
+parameters (MXNet would make them ones); they are fed zeros.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from ._base_module import MXNET_DEFAULT_INIT, BaseModule, BatchEndParam
 from .context import Context, cpu
 from .errors import GluonportError, ParameterError
-from .io import DataBatch, DataDesc, DataIter
+from .io import DataBatch, DataDesc
 from .ndarray import NDArray
 from .ndarray import array as nd_array
 
-__all__ = ["Module", "BaseModule"]
+__all__ = ["Module", "BaseModule", "BatchEndParam"]
 
 log = logging.getLogger("gluonport")
-
-_MXNET_DEFAULT_INIT: Any = object()  # init_params' default: Uniform(0.01), as MXNet's
-
-# What score's callbacks receive: mxnet.model.BatchEndParam (epoch, nbatch, eval_metric, locals).
-BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
 
 
 def _descs(shapes: Any, what: str) -> list[DataDesc]:
@@ -58,36 +68,16 @@ def _descs(shapes: Any, what: str) -> list[DataDesc]:
     return out
 
 
-def _call_back(callbacks: Any, param: BatchEndParam) -> None:
-    if callbacks is None:
-        return
-    for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
-        callback(param)
-
-
-class BaseModule:
-    """The training half of MXNet's module API, refused with one clear message."""
-
-    def _inference_only(self, what: str) -> None:
-        raise GluonportError(f"Module.{what}: gluonport runs trained models and does not train "
-                             "them; train with MXNet (or port the model to a framework that "
-                             "trains) and load the checkpoint here")
-
-    def fit(self, *args: Any, **kwargs: Any) -> None:
-        self._inference_only("fit")
-
-    def backward(self, *args: Any, **kwargs: Any) -> None:
-        self._inference_only("backward")
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self._inference_only("update")
-
-    def init_optimizer(self, *args: Any, **kwargs: Any) -> None:
-        self._inference_only("init_optimizer")
+def _copy_into(dst: NDArray, src: Any) -> None:
+    data = src._data if isinstance(src, NDArray) else np.asarray(src)
+    if tuple(data.shape) != tuple(dst.shape):
+        raise ParameterError(f"Module: a parameter of shape {tuple(data.shape)} cannot be "
+                             f"copied into one of shape {tuple(dst.shape)}")
+    dst._data[...] = data
 
 
 class Module(BaseModule):
-    """An inference Module over one Symbol (MXNet 1.9.1's ``mx.mod.Module`` signature)."""
+    """MXNet 1.9.1's ``mx.mod.Module`` over one Symbol (its constructor's signature)."""
 
     def __init__(self, symbol: Any, data_names: Any = ("data",),
                  label_names: Any = ("softmax_label",), logger: Any = logging,
@@ -98,25 +88,48 @@ class Module(BaseModule):
         if len(contexts) > 1:
             log.info("Module: %d contexts given; gluonport runs each batch whole on the first, "
                      "%s", len(contexts), contexts[0])
+        self.logger = logger
         self._context: Context = contexts[0]
         self._symbol = symbol
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
+        self._state_names = list(state_names or [])
+        self._fixed_param_names = list(fixed_param_names or [])
         args = symbol.list_arguments()
-        missing = [n for n in self._data_names if n not in args]
-        if missing:
-            raise GluonportError(f"Module: data_names {missing} are not arguments of the symbol; "
-                                 f"its arguments are {args}")
+        for what, names in (("data_names", self._data_names),
+                            ("state_names", self._state_names)):
+            missing = [n for n in names if n not in args]
+            if missing:
+                raise GluonportError(f"Module: {what} {missing} are not arguments of the "
+                                     f"symbol; its arguments are {args}")
+        from .symbol._graph import label_inputs
+
+        inputs = set(self._data_names + self._label_names + self._state_names)
+        heads = label_inputs(symbol._topo())  # SoftmaxOutput's label: fed zeros
+        self._param_names = [n for n in args if n not in inputs and n not in heads]
+        self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
+        self._compression_params = compression_params
         self._arg_params: dict[str, NDArray] | None = None
         self._aux_params: dict[str, NDArray] | None = None
+        self._params_dirty = False
         self._data_shapes: list[DataDesc] = []
         self._label_shapes: list[DataDesc] = []
-        self._block: Any = None
+        self._grad_req: Any = "write"
+        self._block: Any = None  # inference: a SymbolBlock over the module's parameters
+        self._exec: Any = None  # training: the numpy executor holding the parameters
+        self._shared: Module | None = None
         self._outputs: list[NDArray] | None = None
+        self._optimizer: Any = None
+        self._kvstore: Any = None
+        self._update_on_kvstore = False
+        self._updater: Any = None
+        self._preload_opt_states: str | None = None
         self.binded = False
         self.for_training = False
+        self.inputs_need_grad = False
         self.params_initialized = False
+        self.optimizer_initialized = False
 
     # --- properties MXNet code reads ----------------------------------------------------------
     @property
@@ -155,33 +168,162 @@ class Module(BaseModule):
         if not self.binded:
             raise GluonportError(f"Module.{what}: call bind(data_shapes=[('data', shape)]) first")
 
+    def _need_params(self, what: str) -> None:
+        if not (self.binded and self.params_initialized):
+            raise GluonportError(f"Module.{what}: call bind() and set_params()/init_params() "
+                                 "first")
+
     def _shape_dict(self) -> dict[str, tuple]:
         return {d.name: tuple(d.shape) for d in self._data_shapes + self._label_shapes}
 
-    # --- bind and parameters ------------------------------------------------------------------
+    # --- bind ---------------------------------------------------------------------------------
     def bind(self, data_shapes: Any, label_shapes: Any = None, for_training: bool = True,
              inputs_need_grad: bool = False, force_rebind: bool = False,
-             shared_module: Any = None, grad_req: str = "write") -> None:
-        """Fix the input shapes (a later ``forward`` with other shapes re-binds, as MXNet's).
-        ``for_training`` is accepted and ignored: the forward pass is always inference."""
-        if self.binded and not force_rebind:
-            log.warning("Module: already bound, ignoring bind()")
+             shared_module: Any = None, grad_req: Any = "write") -> None:
+        """Fix the input shapes, as MXNet's ``Module.bind`` (a later ``forward`` with other
+        shapes re-binds). ``for_training`` binds gradient arrays (``grad_req``: ``'write'``,
+        ``'add'``, ``'null'``, or a list/dict per argument); ``inputs_need_grad`` gives the data
+        inputs gradients too (:meth:`get_input_grads`). ``shared_module`` (bound, with
+        parameters) shares its parameter and gradient arrays and its optimizer (bucketing)."""
+        if force_rebind:
+            self._reset_bind()
+        if self.binded:
+            self.logger.warning("Already bound, ignoring bind()")
             return
+        if not for_training and inputs_need_grad:
+            raise GluonportError("Module.bind: inputs_need_grad=True needs for_training=True")
         descs = _descs(data_shapes, "data_shapes")
         names = [d.name for d in descs]
         if sorted(names) != sorted(self._data_names):
             raise GluonportError(f"Module.bind: data_shapes name {names} but the module's "
                                  f"data_names are {self._data_names}")
+        labels = _descs(label_shapes, "label_shapes")
+        if labels and self._label_names and \
+                sorted(d.name for d in labels) != sorted(self._label_names):
+            raise GluonportError(f"Module.bind: label_shapes name {[d.name for d in labels]} "
+                                 f"but the module's label_names are {self._label_names}")
         self._data_shapes = sorted(descs, key=lambda d: self._data_names.index(d.name))
-        self._label_shapes = [d for d in _descs(label_shapes, "label_shapes")
-                              if d.name in self._symbol.list_arguments()]
+        self._label_shapes = [d for d in labels if d.name in self._symbol.list_arguments()]
         self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self._grad_req = grad_req
+        if shared_module is not None:
+            if not (isinstance(shared_module, Module) and shared_module.binded
+                    and shared_module.params_initialized):
+                raise GluonportError("Module.bind: shared_module must be a bound Module with "
+                                     "initialized parameters")
+            self._shared = shared_module
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+            self.params_initialized = True
+        elif not self.params_initialized:
+            self._arg_params, self._aux_params = self._zero_params()
         self.binded = True
-        self._block = None
-        if self.params_initialized:  # Module.load or set_params before a re-bind
-            self._build()
+        if shared_module is not None:
+            if shared_module._exec is not None or for_training:
+                self._ensure_exec()
+            if shared_module.optimizer_initialized:
+                self.borrow_optimizer(shared_module)
 
-    def _build(self) -> None:
+    def _reset_bind(self) -> None:
+        if self._exec is not None:  # the parameters live in the executor: keep them
+            self._sync_params_from_devices()
+        self.binded = False
+        self._exec = None
+        self._block = None
+        self._data_shapes, self._label_shapes = [], []
+
+    def _zero_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
+        """The module's own parameter arrays, zeros of the shapes the data shapes imply (MXNet
+        makes them from the executor's); a shape that cannot be inferred stays unset."""
+        arg_s, _, aux_s = self._symbol.infer_shape_partial(**self._shape_dict())
+        shapes = dict(zip(self._symbol.list_arguments(), arg_s))
+        shapes.update(zip(self._aux_names, aux_s))
+        try:
+            types = self._symbol.infer_type(**{d.name: d.dtype for d in self._data_shapes})
+            dtypes = dict(zip(self._symbol.list_arguments(), types[0] or []))
+            dtypes.update(zip(self._aux_names, types[2] or []))
+        except (GluonportError, TypeError, ValueError):
+            dtypes = {}
+
+        def zeros(name: str) -> NDArray | None:
+            shape = shapes.get(name)
+            if not shape or not all(shape):
+                return None
+            return nd_array(np.zeros(shape, dtypes.get(name) or np.float32),
+                            ctx=self._context)
+
+        arg = {n: zeros(n) for n in self._param_names}
+        aux = {n: zeros(n) for n in self._aux_names}
+        return arg, aux  # type: ignore[return-value]
+
+    def _reqs(self) -> dict[str, str]:
+        """grad_req per argument, as MXNet's DataParallelExecutorGroup sets it."""
+        names = self._symbol.list_arguments()
+        if not self.for_training:
+            return dict.fromkeys(names, "null")
+        req = self._grad_req
+        if isinstance(req, (list, tuple)):
+            if len(req) != len(names):
+                raise GluonportError(f"Module.bind: grad_req has {len(req)} entries for the "
+                                     f"{len(names)} arguments {names}")
+            return dict(zip(names, req))
+        default = req if isinstance(req, str) else "write"
+        out = {}
+        for n in names:
+            if n in self._param_names:
+                out[n] = "null" if n in self._fixed_param_names else default
+            elif n in self._data_names:
+                out[n] = default if self.inputs_need_grad else "null"
+            else:
+                out[n] = "null"
+        if isinstance(req, dict):
+            out.update(req)
+        elif not isinstance(req, str):
+            raise GluonportError("Module.bind: grad_req must be one of str, list, tuple, or "
+                                 f"dict, got {type(req).__name__}")
+        return out
+
+    def _ensure_exec(self) -> Any:
+        """Bind the training executor (once per bind) and move the parameters into it."""
+        if self._exec is not None:
+            return self._exec
+        from .symbol.executor import Executor
+
+        shapes = self._shape_dict()
+        types = {d.name: d.dtype for d in self._data_shapes + self._label_shapes
+                 if getattr(d, "dtype", None) is not None}
+        try:
+            exe = Executor.simple(self._symbol, self._context, types, shapes, self._reqs())
+        except GluonportError as exc:
+            raise type(exc)(f"Module: binding for training with shapes {shapes}: {exc}") \
+                from None
+        shared = self._shared._ensure_exec() if self._shared is not None else None
+        if shared is not None:  # bucketing: the same parameter and gradient arrays
+            for n in self._param_names:
+                if n in shared.arg_dict and shared.arg_dict[n].shape == exe.arg_dict[n].shape:
+                    exe.arg_dict[n] = shared.arg_dict[n]
+                    if n in shared.grad_dict and n in exe.grad_dict:
+                        exe.grad_dict[n] = shared.grad_dict[n]
+            for n in self._aux_names:
+                if n in shared.aux_dict:
+                    exe.aux_dict[n] = shared.aux_dict[n]
+        elif self.params_initialized:
+            self._copy_to_exec(exe, self._arg_params or {}, self._aux_params or {})
+        self._exec = exe
+        self._block = None
+        return exe
+
+    @staticmethod
+    def _copy_to_exec(exe: Any, arg: dict, aux: dict) -> None:
+        for n, v in arg.items():
+            if v is not None and n in exe.arg_dict:
+                _copy_into(exe.arg_dict[n], v)
+        for n, v in aux.items():
+            if v is not None and n in exe.aux_dict:
+                _copy_into(exe.aux_dict[n], v)
+
+    def _build_block(self) -> None:
         from . import symbol as _sym
         from .gluon import SymbolBlock
 
@@ -189,7 +331,7 @@ class Module(BaseModule):
         params = block.collect_params()
         arg_s, _, aux_s = self._symbol.infer_shape_partial(**self._shape_dict())
         shapes = dict(zip(self._symbol.list_arguments(), arg_s))
-        shapes.update(zip(self._symbol.list_auxiliary_states(), aux_s))
+        shapes.update(zip(self._aux_names, aux_s))
         for name, p in params.items():
             src = (self._arg_params or {}).get(name)
             if src is None:
@@ -202,109 +344,284 @@ class Module(BaseModule):
             p._load_init(src, self._context, cast_dtype=True)
         self._block = block
 
-    def init_params(self, initializer: Any = _MXNET_DEFAULT_INIT, arg_params: dict | None = None,
+    # --- parameters ---------------------------------------------------------------------------
+    def init_params(self, initializer: Any = MXNET_DEFAULT_INIT, arg_params: dict | None = None,
                     aux_params: dict | None = None, allow_missing: bool = False,
                     force_init: bool = False, allow_extra: bool = False) -> None:
-        """Set parameters from ``arg_params``/``aux_params``, the others from ``initializer``
-        (default ``Uniform(0.01)``; ``None`` leaves them zero, as MXNet's ``set_params`` with
-        ``allow_missing=True`` does); a parameter in neither raises unless ``allow_missing``, a
-        name the symbol lacks raises unless ``allow_extra``."""
+        """Set the parameters, as MXNet's: in sorted name order, each from ``arg_params``/
+        ``aux_params`` when given there, else from ``initializer`` (default
+        ``Uniform(0.01)``; ``None`` leaves it as it is). When ``arg_params`` or ``aux_params``
+        is given, a parameter missing from it raises unless ``allow_missing``; a name the
+        symbol lacks raises unless ``allow_extra``."""
         from . import initializer as init_mod
         from .initializer import InitDesc
 
         if self.params_initialized and not force_init:
-            log.warning("Module: parameters already initialized and force_init=False; "
-                        "init_params call ignored")
+            self.logger.warning("Parameters already initialized and force_init=False. "
+                                "init_params call ignored.")
             return
         self._need_bind("init_params")
-        args = [n for n in self._symbol.list_arguments()
-                if n not in self._data_names and n not in self._label_names]
-        auxs = self._symbol.list_auxiliary_states()
+        if self._exec is not None and self._params_dirty:
+            self._sync_params_from_devices()
         given = {**(arg_params or {}), **(aux_params or {})}
-        extra = sorted(set(given) - set(args) - set(auxs))
+        extra = sorted(set(given) - set(self._symbol.list_arguments()) - set(self._aux_names))
         if extra and not allow_extra:
             raise ParameterError(f"Module.init_params: find name {extra[0]!r} that is not in the "
                                  f"arguments (extra: {extra}); pass allow_extra=True to ignore")
-        from .symbol._graph import label_inputs
-
-        labels = label_inputs(self._symbol._topo())  # SoftmaxOutput's label: fed zeros
-        arg_s, _, aux_s = self._symbol.infer_shape_partial(**self._shape_dict())
-        shapes = dict(zip(self._symbol.list_arguments(), arg_s))
-        shapes.update(zip(auxs, aux_s))
-        attrs = self._symbol.attr_dict()
-        if initializer is _MXNET_DEFAULT_INIT:
+        if initializer is MXNET_DEFAULT_INIT:
             initializer = init_mod.Uniform(0.01)
-        new_args: dict[str, NDArray] = {}
-        new_auxs: dict[str, NDArray] = {}
-        for name in args + auxs:
-            if name in labels:
-                continue
-            out = new_auxs if name in auxs else new_args
-            if name in given:
-                out[name] = given[name] if isinstance(given[name], NDArray) else \
-                    nd_array(given[name])
-                continue
-            if (arg_params is not None or aux_params is not None) and not allow_missing:
-                raise ParameterError(f"Module.init_params: {name} is not presented in "
-                                     "arg_params/aux_params; pass allow_missing=True to give "
-                                     "it the initializer's values")
-            shape = shapes.get(name)
-            if not shape or not all(shape):
-                raise ParameterError(f"Module.init_params: cannot infer the shape of {name} "
-                                     f"from data shapes {self._shape_dict()}")
-            arr = nd_array(np.zeros(shape, np.float32))
-            if initializer is not None:
-                initializer(InitDesc(name, attrs.get(name, {})), arr)
-            out[name] = arr
-        self._arg_params, self._aux_params = new_args, new_auxs
+        attrs = self._symbol.attr_dict()
+        for own, cache in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
+            for name in sorted(own):
+                arr = own[name]
+                if arr is None:
+                    src = (cache or {}).get(name)
+                    if src is None:
+                        raise ParameterError(f"Module.init_params: cannot infer the shape of "
+                                             f"{name} from data shapes {self._shape_dict()}")
+                    arr = own[name] = nd_array(np.zeros(src.shape, np.float32),
+                                               ctx=self._context)
+                desc = InitDesc(name, attrs.get(name, {}))
+                if cache is not None:
+                    if name in cache:
+                        if cache[name] is not arr:
+                            if not arr._data.flags.writeable:  # loaded: read-only
+                                arr = own[name] = arr.copy()
+                            _copy_into(arr, cache[name])
+                        continue
+                    if not allow_missing:
+                        raise ParameterError(f"Module.init_params: {name} is not presented in "
+                                             "arg_params/aux_params; pass allow_missing=True "
+                                             "to give it the initializer's values")
+                if initializer is not None:
+                    initializer(desc, arr)
         self.params_initialized = True
-        self._build()
+        self._params_dirty = False
+        self._push_params()
+
+    def _push_params(self) -> None:
+        if self._exec is not None:
+            self._copy_to_exec(self._exec, self._arg_params or {}, self._aux_params or {})
+        self._block = None
 
     def set_params(self, arg_params: dict, aux_params: dict, allow_missing: bool = False,
                    force_init: bool = True, allow_extra: bool = False) -> None:
-        """Set the parameters (``init_params`` without an initializer, forcing by default)."""
+        """Set the parameters (``init_params`` without an initializer, forcing by default);
+        with ``allow_missing`` the missing ones keep their values (zeros after bind)."""
         self.init_params(None, arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
-        """``(arg_params, aux_params)``: copies of the current values."""
+        """``(arg_params, aux_params)``: the module's own parameter arrays, brought up to date
+        from the executor after an ``update`` (MXNet returns them, not copies)."""
         if not self.params_initialized:
             raise GluonportError("Module.get_params: call bind() and init_params()/set_params() "
                                  "first")
-        params = self._block.collect_params() if self._block is not None else {}
-        arg = {n: params[n].data().copy() if n in params else v.copy()
-               for n, v in self._arg_params.items()}
-        aux = {n: params[n].data().copy() if n in params else v.copy()
-               for n, v in self._aux_params.items()}
-        return arg, aux
+        if self._params_dirty:
+            self._sync_params_from_devices()
+        return self._arg_params, self._aux_params
+
+    def _sync_params_from_devices(self) -> None:
+        exe = self._exec
+        if exe is not None:
+            for own, src in ((self._arg_params, exe.arg_dict), (self._aux_params, exe.aux_dict)):
+                for n in list(own or {}):
+                    if n in src:
+                        if own[n] is None or not own[n]._data.flags.writeable:
+                            own[n] = src[n].copy()  # (arrays nd.load read are read-only)
+                        else:
+                            own[n]._data[...] = src[n]._data.astype(own[n]._data.dtype)
+        self._params_dirty = False
+
+    # --- optimizer ----------------------------------------------------------------------------
+    def init_optimizer(self, kvstore: Any = "local", optimizer: Any = "sgd",
+                       optimizer_params: Any = (("learning_rate", 0.01),),
+                       force_init: bool = False) -> None:
+        """Create the optimizer as MXNet's: by name with ``optimizer_params`` plus
+        ``rescale_grad = 1/batch_size``, ``sym`` (``__lr_mult__``/``__wd_mult__`` attributes)
+        and ``param_idx2name`` (so biases get no weight decay), or an ``Optimizer`` instance
+        as it is. A kvstore string with one device means an updater in the module; a KVStore
+        object gets the optimizer (``update_on_kvstore``)."""
+        from . import optimizer as opt
+
+        self._need_params("init_optimizer")
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("optimizer already initialized, ignoring...")
+            return
+        if self._params_dirty:
+            self._sync_params_from_devices()
+        kv, update_on_kvstore = self._create_kvstore(kvstore)
+        batch_size = int(self._data_shapes[0].shape[0]) if self._data_shapes else 1
+        if kv is not None and "dist" in kv.type and "_sync" in kv.type:
+            batch_size *= kv.num_workers
+        rescale_grad = 1.0 / batch_size
+        idx2name = dict(enumerate(self._param_names))
+        if isinstance(optimizer, str):
+            params = dict(optimizer_params)
+            params.setdefault("rescale_grad", rescale_grad)
+            optimizer = opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
+                                   **params)
+        elif isinstance(optimizer, opt.Optimizer):
+            if optimizer.rescale_grad != rescale_grad:
+                import warnings
+
+                warnings.warn("Optimizer created manually outside Module but rescale_grad is "
+                              "not normalized to 1.0/batch_size/num_workers "
+                              f"({optimizer.rescale_grad} vs. {rescale_grad}). Is this "
+                              "intended?", stacklevel=2)
+            if not optimizer.idx2name:
+                optimizer.idx2name = idx2name.copy()
+        else:
+            raise GluonportError(f"Module.init_optimizer: optimizer must be a name or an "
+                                 f"mx.optimizer.Optimizer, got {type(optimizer).__name__}")
+        self._optimizer, self._kvstore = optimizer, kv
+        self._update_on_kvstore = update_on_kvstore
+        self._updater = None
+        if kv is not None:
+            if self._compression_params:
+                kv.set_gradient_compression(self._compression_params)
+            if update_on_kvstore:
+                kv.set_optimizer(optimizer)
+            arg, _ = self.get_params()
+            for name in self._param_names:
+                kv.init(name, arg[name])
+        if not update_on_kvstore:
+            self._updater = opt.get_updater(optimizer)
+        self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self.load_optimizer_states(self._preload_opt_states)
+            self._preload_opt_states = None
+
+    def _create_kvstore(self, kvstore: Any) -> tuple[Any, bool]:
+        """MXNet's ``model._create_kvstore`` for one device."""
+        import os
+
+        from . import kvstore as kvs
+
+        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+        if kvstore is None:
+            kv = None
+        elif isinstance(kvstore, kvs.KVStoreBase):
+            kv = kvstore
+        elif isinstance(kvstore, str):
+            kv = kvs.create(kvstore) if "dist" in kvstore else None
+        else:
+            raise GluonportError(f"Module.init_optimizer: kvstore must be KVStore, str or None, "
+                                 f"got {type(kvstore).__name__}")
+        if kv is None:
+            return None, False
+        return kv, update_on_kvstore and kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
+
+    def borrow_optimizer(self, shared_module: Module) -> None:
+        """Use ``shared_module``'s optimizer, kvstore and updater (bucketing)."""
+        if not shared_module.optimizer_initialized:
+            raise GluonportError("Module.borrow_optimizer: the shared module has no optimizer "
+                                 "(call init_optimizer on it first)")
+        self._optimizer = shared_module._optimizer
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
+        self._updater = shared_module._updater
+        self.optimizer_initialized = True
+
+    def save_optimizer_states(self, fname: str) -> None:
+        """The updater's states (MXNet's ``.states`` pickle, loadable by MXNet 1.9.1)."""
+        if not self.optimizer_initialized:
+            raise GluonportError("Module.save_optimizer_states: call init_optimizer() first")
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname)
+        else:
+            with open(fname, "wb") as f:
+                f.write(self._updater.get_states())
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Load what :meth:`save_optimizer_states` (or MXNet) wrote."""
+        if not self.optimizer_initialized:
+            raise GluonportError("Module.load_optimizer_states: call init_optimizer() first")
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+        else:
+            with open(fname, "rb") as f:
+                self._updater.set_states(f.read())
 
     # --- running ------------------------------------------------------------------------------
     def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
-        """New input shapes for the bound module."""
+        """New input shapes for the bound module (parameters and optimizer kept)."""
         self._need_bind("reshape")
-        self.bind(data_shapes, label_shapes, self.for_training, force_rebind=True)
+        shared = self._shared
+        self.bind(data_shapes, label_shapes, self.for_training, self.inputs_need_grad,
+                  force_rebind=True, grad_req=self._grad_req)
+        self._shared = shared
 
     def forward(self, data_batch: DataBatch, is_train: bool | None = None) -> None:
         """Run the model on ``data_batch.data`` (NDArrays or numpy arrays, in ``data_names``
-        order); the results are read with :meth:`get_outputs`."""
-        if not (self.binded and self.params_initialized):
-            raise GluonportError("Module.forward: call bind() and set_params()/init_params() "
-                                 "first")
-        if is_train:
-            log.debug("Module.forward(is_train=True): gluonport runs inference semantics")
+        order) and its labels; ``is_train`` defaults to ``for_training``, as MXNet. The results
+        are read with :meth:`get_outputs`."""
+        self._need_params("forward")
+        if is_train is None:
+            is_train = self.for_training
         data = list(data_batch.data or [])
         if len(data) != len(self._data_names):
             raise GluonportError(f"Module.forward: the batch has {len(data)} data arrays for "
                                  f"data_names {self._data_names}")
         arrays = [(d if isinstance(d, NDArray) else nd_array(d)).as_in_context(self._context)
                   for d in data]
+        labels = list(getattr(data_batch, "label", None) or [])
         shapes = [tuple(a.shape) for a in arrays]
         if shapes != [tuple(d.shape) for d in self._data_shapes]:
-            self.reshape([DataDesc(n, s) for n, s in zip(self._data_names, shapes)],
-                         self._label_shapes or None)
+            new_l = None
+            if self._label_shapes and labels:
+                new_l = [DataDesc(d.name, tuple(np.shape(lab)))
+                         for d, lab in zip(self._label_shapes, labels)]
+            self.reshape([DataDesc(n, s) for n, s in zip(self._data_names, shapes)], new_l)
+        if is_train or self._exec is not None:
+            exe = self._ensure_exec()
+            feed = dict(zip(self._data_names, arrays))
+            for desc, lab in zip(self._label_shapes, labels):
+                feed[desc.name] = lab
+            self._outputs = list(exe.forward(is_train=bool(is_train), **feed))
+            return
         if self._block is None:
-            self._build()
+            self._build_block()
         out = self._block(*arrays)
         self._outputs = list(out) if isinstance(out, (list, tuple)) else [out]
+
+    def backward(self, out_grads: Any = None) -> None:
+        """Gradients of the last training-mode forward into the bound gradient arrays, by
+        ``grad_req``. Loss heads (``SoftmaxOutput`` ...) ignore ``out_grads``; other outputs
+        need them (default ones)."""
+        self._need_params("backward")
+        if not self.for_training:
+            raise GluonportError("Module.backward: bind with for_training=True to compute "
+                                 "gradients")
+        if self._exec is None or self._exec._saved is None:
+            raise GluonportError("Module.backward: call forward(data_batch, is_train=True) "
+                                 "first")
+        self._exec.backward(out_grads)
+
+    def update(self) -> None:
+        """One optimizer step on every parameter with a gradient, as MXNet's
+        ``_update_params`` (updater indices in parameter order) or ``_update_params_on_kvstore``
+        (a pushpull per parameter)."""
+        self._need_params("update")
+        if not self.optimizer_initialized:
+            raise GluonportError("Module.update: call init_optimizer() first")
+        exe = self._ensure_exec()
+        self._params_dirty = True
+        indices, grads, weights = [], [], []
+        for index, name in enumerate(self._param_names):
+            grad = exe.grad_dict.get(name)
+            if grad is None:
+                continue
+            weight = exe.arg_dict[name]
+            if self._update_on_kvstore:
+                self._kvstore.pushpull(name, grad, out=weight, priority=-index)
+                continue
+            if self._kvstore is not None:
+                self._kvstore.pushpull(name, grad, priority=-index)
+            indices.append(index)
+            grads.append(grad)
+            weights.append(weight)
+        if indices:
+            self._updater(indices, grads, weights)
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[NDArray]:
         """The outputs of the last :meth:`forward`, one NDArray per output (with
@@ -313,48 +630,36 @@ class Module(BaseModule):
             raise GluonportError("Module.get_outputs: call forward() first")
         return self._outputs if merge_multi_context else [[o] for o in self._outputs]
 
-    def predict(self, eval_data: Any, num_batch: int | None = None,
-                merge_batches: bool = True, reset: bool = True,
-                always_output_list: bool = False, sparse_row_id_fn: Any = None) -> Any:
-        """Outputs over a DataIter (padding removed, batches concatenated), or for one
-        NDArray / numpy array taken as a single batch."""
-        from . import ndarray as nd
+    def get_input_grads(self, merge_multi_context: bool = True) -> list[NDArray]:
+        """The gradients of the data inputs from the last :meth:`backward` (bind with
+        ``inputs_need_grad=True``)."""
+        self._need_params("get_input_grads")
+        if not self.inputs_need_grad:
+            raise GluonportError("Module.get_input_grads: bind with inputs_need_grad=True")
+        if self._exec is None:
+            raise GluonportError("Module.get_input_grads: call forward and backward first")
+        grads = [self._exec.grad_dict[n] for n in self._data_names]
+        return grads if merge_multi_context else [[g] for g in grads]
 
-        if isinstance(eval_data, (NDArray, np.ndarray)):
-            self.forward(DataBatch([eval_data]))
-            return self.get_outputs()[0]
-        if not isinstance(eval_data, DataIter):
-            raise GluonportError("Module.predict: eval_data must be a DataIter, an NDArray or "
-                                 "a numpy array")
-        if reset:
-            eval_data.reset()
-        batches: list[list[NDArray]] = []
-        for k, batch in enumerate(eval_data):
-            if num_batch is not None and k == num_batch:
-                break
-            self.forward(batch)
-            pad = batch.pad or 0
-            batches.append([o[0:o.shape[0] - pad].copy() for o in self.get_outputs()])
-        if not batches:
-            return []
-        if not merge_batches:
-            return batches
-        merged = [nd.concat(*parts, dim=0) for parts in zip(*batches)]
-        if len(merged) == 1 and not always_output_list:
-            return merged[0]
-        return merged
+    def get_states(self, merge_multi_context: bool = True) -> list[NDArray]:
+        """The values of the ``state_names`` inputs."""
+        self._need_params("get_states")
+        exe = self._ensure_exec()
+        states = [exe.arg_dict[n] for n in self._state_names]
+        return states if merge_multi_context else [[s] for s in states]
 
-    def iter_predict(self, eval_data: DataIter, num_batch: int | None = None,
-                     reset: bool = True, sparse_row_id_fn: Any = None):
-        """Yield ``(outputs, batch index, batch)`` per batch, padding removed."""
-        if reset:
-            eval_data.reset()
-        for k, batch in enumerate(eval_data):
-            if num_batch is not None and k == num_batch:
-                break
-            self.forward(batch)
-            pad = batch.pad or 0
-            yield [o[0:o.shape[0] - pad] for o in self.get_outputs()], k, batch
+    def set_states(self, states: Any = None, value: Any = None) -> None:
+        """Set the ``state_names`` inputs from ``states`` (a list of arrays) or to ``value``."""
+        self._need_params("set_states")
+        exe = self._ensure_exec()
+        if (states is None) == (value is None):
+            raise GluonportError("Module.set_states: give exactly one of states and value")
+        for k, n in enumerate(self._state_names):
+            if value is not None:
+                exe.arg_dict[n]._data[...] = value
+            else:
+                src = states[k][0] if isinstance(states[k], list) else states[k]
+                _copy_into(exe.arg_dict[n], src)
 
     def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         """Update ``eval_metric`` with ``labels`` and the outputs of the last :meth:`forward`
@@ -370,44 +675,19 @@ class Module(BaseModule):
         eval_metric.update_dict(OrderedDict(zip(names, labels)),
                                 OrderedDict(zip(self._output_names, self._outputs)))
 
-    def score(self, eval_data: Any, eval_metric: Any, num_batch: int | None = None,
-              batch_end_callback: Any = None, score_end_callback: Any = None,
-              reset: bool = True, epoch: int = 0, sparse_row_id_fn: Any = None) -> list:
-        """Run ``eval_data`` through the model and evaluate ``eval_metric`` (an EvalMetric or
-        anything ``mx.metric.create`` takes: ``'acc'``, a list, a function), as MXNet's: the
-        metric is reset, updated per batch with ``batch.label`` and the outputs (padded samples
-        included, as MXNet counts them), and ``get_name_value()`` is returned. Callbacks get a
-        ``BatchEndParam(epoch, nbatch, eval_metric, locals)``."""
-        from . import metric
-
-        if not (self.binded and self.params_initialized):
-            raise GluonportError("Module.score: call bind() and set_params()/init_params() first")
-        if reset:
-            eval_data.reset()
-        if not isinstance(eval_metric, metric.EvalMetric):
-            eval_metric = metric.create(eval_metric)
-        eval_metric.reset()
-        actual_num_batch = 0
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.forward(eval_batch, is_train=False)
-            self.update_metric(eval_metric, eval_batch.label)
-            _call_back(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            actual_num_batch += 1
-        if score_end_callback:
-            _call_back(score_end_callback,
-                       BatchEndParam(epoch, actual_num_batch, eval_metric, locals()))
-        return eval_metric.get_name_value()
-
     # --- files --------------------------------------------------------------------------------
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False,
                         remove_amp_cast: bool = True) -> None:
-        """``PREFIX-symbol.json`` and ``PREFIX-%04d.params``, as MXNet writes them."""
+        """``PREFIX-symbol.json`` and ``PREFIX-%04d.params`` as MXNet writes them, and with
+        ``save_optimizer_states`` the updater's ``PREFIX-%04d.states``."""
         from .model import save_checkpoint
 
         arg, aux = self.get_params()
-        save_checkpoint(prefix, epoch, self._symbol, arg, aux, remove_amp_cast)
+        save_checkpoint(prefix, epoch, self._symbol, arg, aux, remove_amp_cast)  # logs
+        if save_optimizer_states:
+            state_name = f"{prefix}-{epoch:04d}.states"
+            self.save_optimizer_states(state_name)
+            logging.info('Saved optimizer state to "%s"', state_name)
 
     def save_params(self, fname: str) -> None:
         """The parameters as one ``arg:``/``aux:`` params file."""
@@ -433,7 +713,8 @@ class Module(BaseModule):
     def load(prefix: str, epoch: int, load_optimizer_states: bool = False,
              **kwargs: Any) -> Module:
         """A Module over ``PREFIX-symbol.json`` whose parameters come from
-        ``PREFIX-%04d.params`` at :meth:`bind` (``kwargs`` go to the constructor).
+        ``PREFIX-%04d.params`` at :meth:`bind` (``kwargs`` go to the constructor); with
+        ``load_optimizer_states``, ``init_optimizer`` then loads ``PREFIX-%04d.states``.
 
         The pair is checked here (MXNet finds a mismatch only at bind): a params file that lacks
         a parameter of the graph, holds names it does not have, or a shape it does not imply
@@ -448,4 +729,6 @@ class Module(BaseModule):
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = args, auxs
         mod.params_initialized = True
+        if load_optimizer_states:
+            mod._preload_opt_states = f"{prefix}-{epoch:04d}.states"
         return mod
