@@ -55,7 +55,7 @@ from ..errors import OpAttributeError, ShapeError
 from .infer import known
 from .lowering import LoweringContext, lowering
 from .lowering.dims import onnx_dims, onnx_shape
-from .registry import OpDef, register
+from .registry import OpDef, register, zero_gradient
 
 __all__ = ["DISTRIBUTIONS"]
 
@@ -76,6 +76,8 @@ def _require(ok: bool, op: str, message: str) -> None:
         raise OpAttributeError(f"{op}: {message}")
 
 
+_NO_GRAD_RANDOM = ("MXNet 1.9.1 registers no FGradient for the _random_* samplers: they have "
+                   "no inputs to differentiate")
 _MAX_LAM = 1e18  # numpy's Poisson sampler refuses larger rates
 
 
@@ -195,7 +197,8 @@ def _register_random(distr: str, aliases: tuple[str, ...]) -> None:
     register(OpDef(op, params=_random_params(fields), inputs=(),
                    compute=_random_compute(op, distr, [n for n, _ in fields]),
                    infer_shape=_no_input_shape, infer_type=_no_input_type("float32"),
-                   aliases=aliases, no_onnx=None if distr in EXPORTED else _NO_ONNX))
+                   aliases=aliases, no_onnx=None if distr in EXPORTED else _NO_ONNX,
+                   no_gradient=_NO_GRAD_RANDOM))
 
 
 def _register_like(distr: str) -> None:
@@ -207,7 +210,8 @@ def _register_like(distr: str) -> None:
         return _draw(op, distr, data.shape, [getattr(p, n) for n in names], data.dtype)
 
     register(OpDef(op, params=dict(fields), compute=compute,
-                   no_onnx=None if distr in EXPORTED else _NO_ONNX, lists_input_names=False))
+                   no_onnx=None if distr in EXPORTED else _NO_ONNX, lists_input_names=False,
+                   gradient=zero_gradient))  # MXNet: MakeZeroGradNodes
 
 
 # --- _sample_X: one distribution per element of the parameter arrays --------------------------
@@ -243,7 +247,8 @@ def _register_sample(distr: str) -> None:
     register(OpDef(op, params={"shape": Shape(()), "dtype": Optional(DType(choices=_REAL))},
                    inputs=inputs, compute=compute, infer_shape=_sample_shape,
                    infer_type=_sample_type, aliases=(f"sample_{distr}",), sized_by_attrs=True,
-                   no_onnx=None if distr in EXPORTED else _NO_ONNX))
+                   no_onnx=None if distr in EXPORTED else _NO_ONNX,
+                   gradient=zero_gradient))  # MXNet: MakeZeroGradNodes
 
 
 for _distr in DISTRIBUTIONS:
@@ -270,7 +275,8 @@ register(OpDef(
     "_random_randint",
     params=_random_params((("low", Int()), ("high", Int())), dtype_choices=("int32", "int64")),
     inputs=(), compute=_randint, infer_shape=_no_input_shape,
-    infer_type=_no_input_type("int32"), aliases=("random_randint", "_npi_random_randint")))
+    infer_type=_no_input_type("int32"), aliases=("random_randint", "_npi_random_randint"),
+    no_gradient=_NO_GRAD_RANDOM))
 
 
 # --- multinomial and shuffle ------------------------------------------------------------------
@@ -313,6 +319,15 @@ def _multinomial(p, data: np.ndarray):
     return samples, logp.reshape(out_shape).astype(data.dtype)
 
 
+def _multinomial_grad(F, p, inputs, outputs, ograds):
+    """MXNet's FGradient: with ``get_prob``, ``_backward_sample_multinomial`` from the
+    log-probability's head gradient, the data and the samples; else zero (the samples'
+    gradient is never used)."""
+    if not p.get_prob:
+        return [None]
+    return [F._internal._backward_sample_multinomial(ograds[1], inputs[0], outputs[0])]
+
+
 register(OpDef(
     "_sample_multinomial",
     params={"shape": Shape(()), "get_prob": Bool(False),
@@ -320,7 +335,29 @@ register(OpDef(
                                              "float64"))},
     compute=_multinomial, num_outputs=lambda p: 2 if p.get_prob else 1,
     infer_shape=_multinomial_shape, infer_type=_multinomial_type,
-    aliases=("sample_multinomial",), sized_by_attrs=True, lists_input_names=False))
+    aliases=("sample_multinomial",), sized_by_attrs=True, lists_input_names=False,
+    gradient=_multinomial_grad))
+
+
+def _multinomial_backward(p, og: np.ndarray, data: np.ndarray, samples: np.ndarray):
+    """``grad[i, s] += og[i, j] / data[i, s]`` for every draw ``s = samples[i, j]`` of row
+    ``i`` (MXNet's SampleMultinomialBackwardCPUKernel: the gradient of log p)."""
+    k = data.shape[-1]
+    rows = data.reshape(-1, k)
+    idx = samples.reshape(rows.shape[0], -1).astype(np.int64)
+    vals = og.reshape(idx.shape) / np.take_along_axis(rows, idx, axis=1)
+    grad = np.zeros(rows.shape, dtype=data.dtype)
+    np.add.at(grad, (np.arange(rows.shape[0])[:, None], idx), vals.astype(data.dtype))
+    return grad.reshape(data.shape)
+
+
+register(OpDef(
+    "_backward_sample_multinomial", params={}, inputs=("ograd", "data", "samples"),
+    compute=_multinomial_backward, infer_shape=lambda p, s: (s, [s[1]]),
+    infer_type=lambda p, t: (t, [t[1]]),
+    no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+    doc="sample_multinomial's gradient (get_prob=True): inputs (ograd of the log-probability "
+        "output, data, the samples output); ``ograd / p`` added at each drawn index."))
 
 
 def _shuffle(p, data: np.ndarray) -> np.ndarray:
@@ -328,7 +365,8 @@ def _shuffle(p, data: np.ndarray) -> np.ndarray:
     return data[_rng().permutation(data.shape[0])] if data.ndim else data.copy()
 
 
-register(OpDef("_shuffle", compute=_shuffle, aliases=("shuffle", "_npi_shuffle")))
+register(OpDef("_shuffle", compute=_shuffle, aliases=("shuffle", "_npi_shuffle"),
+               no_gradient="MXNet 1.9.1 registers no FGradient for _shuffle"))
 
 
 # --- ONNX lowerings ---------------------------------------------------------------------------
@@ -524,6 +562,27 @@ def _multinomial_onnx(ctx: LoweringContext) -> None:
 
 
 lowering("_sample_multinomial")(_multinomial_onnx)
+
+
+def _multinomial_backward_onnx(ctx: LoweringContext) -> None:
+    """``ScatterElements`` (reduction add, opset 16+) of ``ograd / GatherElements(p)`` into
+    zeros of the data's rows."""
+    k = int(ctx.in_shapes[1][-1])
+    rows = ctx.make("Reshape", [ctx.inputs[1], ctx.ints([-1, k], "rows")])
+    lead = ctx.make("Slice", [ctx.make("Shape", [rows]), ctx.ints([0], "s"), ctx.ints([1], "e")])
+    two = ctx.make("Concat", [lead, ctx.ints([-1], "rest")], axis=0)
+    idx = ctx.cast_to(ctx.make("Reshape", [ctx.inputs[2], two]), np.int64)
+    og = ctx.make("Reshape", [ctx.inputs[0], two])
+    vals = ctx.make("Div", [og, ctx.make("GatherElements", [rows, idx], axis=1)])
+    from onnx import numpy_helper
+
+    zero = numpy_helper.from_array(np.zeros(1, np.dtype(ctx.in_dtypes[1])), "value")
+    zeros = ctx.make("ConstantOfShape", [ctx.make("Shape", [rows])], value=zero)
+    grad = ctx.make("ScatterElements", [zeros, idx, vals], axis=1, reduction="add")
+    ctx.make("Reshape", [grad, ctx.make("Shape", [ctx.inputs[1]])], outputs=[ctx.outputs[0]])
+
+
+lowering("_backward_sample_multinomial", since=16)(_multinomial_backward_onnx)
 
 
 def _shuffle_onnx(ctx: LoweringContext) -> None:
