@@ -160,12 +160,20 @@ def _compute(formula: Formula) -> Callable:
         with np.errstate(all="ignore"):
             ga, gb = formula(_Np(work), og.astype(work, copy=False),
                              a.astype(work, copy=False), b.astype(work, copy=False))
-            ga = np.broadcast_to(ga, og.shape)
-            gb = np.broadcast_to(gb, og.shape)
-            return [sum_to_shape(ga, a.shape).astype(a.dtype),
-                    sum_to_shape(gb, b.shape).astype(b.dtype)]
+            ga = ga if ga.shape == og.shape else np.broadcast_to(ga, og.shape)
+            gb = gb if gb.shape == og.shape else np.broadcast_to(gb, og.shape)
+            return [_fresh(sum_to_shape(ga, a.shape), a.dtype, og),
+                    _fresh(sum_to_shape(gb, b.shape), b.dtype, og)]
 
     return compute
+
+
+def _fresh(g: np.ndarray, dtype: np.dtype, og: np.ndarray) -> np.ndarray:
+    """``g`` in ``dtype``, copied only where it still is (a view of) the ograd or a read-only
+    broadcast view."""
+    if g.dtype != dtype or not g.flags.writeable or np.shares_memory(g, og):
+        return np.array(g, dtype=dtype)
+    return g
 
 
 def _shape(p, in_shapes):

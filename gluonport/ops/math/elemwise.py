@@ -388,7 +388,9 @@ def _g_power(F, p, x, y, og):  # power_grad: x^(s-1) * s
 
 
 def _g_rpower(F, p, x, y, og):  # rpower_grad (of the output): y * log(s)
-    return F._internal._mul_scalar(F.elemwise_mul(og, y), scalar=float(np.log(p.scalar)))
+    with np.errstate(all="ignore"):  # log of s <= 0 is -inf / NaN, as in MXNet
+        log_s = float(np.log(np.float64(p.scalar)))
+    return F._internal._mul_scalar(F.elemwise_mul(og, y), scalar=log_s)
 
 
 def _g_maximum(F, p, x, y, og):  # ge: a tie goes to x

@@ -150,6 +150,8 @@ def _backward_compute(name: str, factor: GradFactor | None) -> Callable:
             if factor is not None:
                 yk = None if y is None else y.reshape(kept).astype(work, copy=False)
                 g = g * factor(x.astype(work, copy=False), yk)
+        if g.dtype == x.dtype and g.flags.writeable and not np.shares_memory(g, og):
+            return g  # already a fresh array
         return np.array(g, dtype=x.dtype)
 
     return compute
