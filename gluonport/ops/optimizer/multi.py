@@ -22,7 +22,7 @@ from ..._core.attr_fields import REQUIRED, Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..registry import OpDef, register
-from .update import F32, NO_ONNX, check_same_shapes, clip, rescale_value
+from .update import F32, NO_GRAD, NO_ONNX, check_same_shapes, clip, rescale_value
 
 __all__: list[str] = []
 
@@ -176,6 +176,7 @@ for _base, _per in (("sgd_update", ("weight", "grad")),
             infer_shape=_multi_shape(_per, "num_weights",
                                      ((lambda n: (n,)),) * 2 if _pre else ()),
             infer_type=_multi_type(_per, "num_weights", _states), no_onnx=NO_ONNX,
+            no_gradient=NO_GRAD,
             doc=f"``{_base}`` of ``num_weights`` weights in one call"
                 + (" (learning rates and weight decays as float32 arrays ``lrs``, ``wds``)"
                    if _pre else "") + "."))
@@ -200,7 +201,7 @@ register(OpDef(
     inputs=lambda p: [f"array_{i}" for i in range(int(p.get("num_arrays", 0) or 0))],
     compute=_multi_sum_sq,
     infer_shape=lambda p, s: (list(s), [(len(s),)]),
-    infer_type=lambda p, t: (list(t), [np.dtype(np.float32)]), no_onnx=NO_ONNX,
+    infer_type=lambda p, t: (list(t), [np.dtype(np.float32)]), no_onnx=NO_ONNX, no_gradient=NO_GRAD,
     doc="Sum of squares of each input (float32, one value per array)."))
 
 
@@ -222,7 +223,7 @@ register(OpDef(
     "multi_lars", params={"eta": Float(REQUIRED), "eps": Float(REQUIRED),
                           "rescale_grad": Float(1.0)},
     inputs=("lrs", "weights_sum_sq", "grads_sum_sq", "wds"), compute=_multi_lars,
-    no_onnx=NO_ONNX,
+    no_onnx=NO_ONNX, no_gradient=NO_GRAD,
     doc="LARS learning rates: ``lr * eta * |w| / (|g| * rescale_grad + wd * |w| + eps)``."))
 
 
@@ -310,20 +311,20 @@ _LAMB1 = {"beta1": Float(0.9), "beta2": Float(0.999), "epsilon": Float(1e-6), "t
           "clip_gradient": Float(-1.0)}
 _LAMB2 = {"lr": Float(REQUIRED), "lower_bound": Float(-1.0), "upper_bound": Float(-1.0)}
 register(OpDef("lamb_update_phase1", params=_LAMB1, inputs=("weight", "grad", "mean", "var"),
-               aux=(2, 3), compute=_lamb1, no_onnx=NO_ONNX,
+               aux=(2, 3), compute=_lamb1, no_onnx=NO_ONNX, no_gradient=NO_GRAD,
                doc="LAMB step 1: updates mean/var, returns the update direction ``g``."))
 register(OpDef("mp_lamb_update_phase1", params=_LAMB1,
                inputs=("weight", "grad", "mean", "var", "weight32"), aux=(2, 3),
-               compute=_mp_lamb1, no_onnx=NO_ONNX,
+               compute=_mp_lamb1, no_onnx=NO_ONNX, no_gradient=NO_GRAD,
                infer_type=lambda p, t: ([*t[:2], *[np.dtype(np.float32)] * 3],
                                         [np.dtype(np.float32)]),
                doc="``lamb_update_phase1`` on a float32 master copy ``weight32``."))
 register(OpDef("lamb_update_phase2", params=_LAMB2, inputs=("weight", "g", "r1", "r2"),
-               compute=_lamb2, infer_shape=_norm_shape, no_onnx=NO_ONNX,
+               compute=_lamb2, infer_shape=_norm_shape, no_onnx=NO_ONNX, no_gradient=NO_GRAD,
                doc="LAMB step 2: ``weight - lr * r1/r2 * g`` (``r1``, ``r2``: norms)."))
 register(OpDef("mp_lamb_update_phase2", params=_LAMB2,
                inputs=("weight", "g", "r1", "r2", "weight32"), aux=(4,), compute=_mp_lamb2,
-               infer_shape=_norm_shape, no_onnx=NO_ONNX,
+               infer_shape=_norm_shape, no_onnx=NO_ONNX, no_gradient=NO_GRAD,
                infer_type=lambda p, t: ([t[0], *[np.dtype(np.float32)] * 4], [t[0]]),
                doc="``lamb_update_phase2`` on a float32 master copy ``weight32``."))
 
@@ -382,6 +383,7 @@ for _name, _per in (("_multi_lamb_update", ("weight", "grad", "mean", "var")),
         num_outputs=lambda p: int(p.get("num_tensors", 1)), compute=_multi_lamb(_name, _per),
         infer_shape=_multi_shape(_per, "num_tensors"),
         infer_type=_multi_type(_per, "num_tensors", _states[2:]), no_onnx=NO_ONNX,
+        no_gradient=NO_GRAD,
         doc="LAMB of ``num_tensors`` weights in one call (both phases)."))
 
 
@@ -432,6 +434,7 @@ for _name, _per in (("_multi_adamw_update", ("weight", "grad", "mean", "var")),
         num_outputs=lambda p: int(p.get("num_weights", 1)), compute=_multi_adamw(_name, _per),
         infer_shape=_multi_shape(_per, "num_weights", ((1,),)),
         infer_type=_multi_type(_per, "num_weights", _states[2:]), no_onnx=NO_ONNX,
+        no_gradient=NO_GRAD,
         doc="AdamW of ``num_weights`` weights in one call; skipped when ``rescale_grad`` "
             "(the last input) is 0 or not finite."))
 

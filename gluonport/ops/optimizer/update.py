@@ -24,10 +24,12 @@ from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..registry import OpDef, register
 
-__all__ = ["NO_ONNX", "clip", "f32", "check_same_shapes", "rescale_value", "mp_type"]
+__all__ = ["NO_ONNX", "NO_GRAD", "clip", "f32", "check_same_shapes", "rescale_value", "mp_type"]
 
 NO_ONNX = ("an optimizer update writes its weight and states in place (MXNet's FMutateInputs); "
            "ONNX graphs are inference functions, so training updates are not exported")
+NO_GRAD = ("an optimizer update: MXNet 1.9.1 registers no FGradient for its fused update "
+           "ops (they run outside autograd, on gradients already computed)")
 
 F32 = np.float32
 
@@ -91,7 +93,8 @@ def _op(name: str, names: tuple[str, ...], params: dict, kernel: Kernel,
     register(OpDef(name, params=params, inputs=names, aux=mutate, aliases=aliases,
                    compute=_wrap(name, names, mutate, kernel, mp),
                    inplace_compute=_wrap(name, names, mutate, inplace, mp) if inplace else None,
-                   infer_type=mp_type if mp else None, no_onnx=NO_ONNX, doc=doc))
+                   infer_type=mp_type if mp else None, no_onnx=NO_ONNX,
+                   no_gradient=NO_GRAD, doc=doc))
 
 
 #: MXNet registers these under a ``_sparse_`` name too (its row_sparse entry points)
@@ -312,6 +315,7 @@ for _name, _names, _aux, _writes, _k in (
     register(OpDef(_name, params=_ADAMW, inputs=_names, aux=_aux,
                    compute=_adamw_wrap(_name, _names, _writes, _k),
                    infer_type=mp_type if _name.startswith("_mp") else None, no_onnx=NO_ONNX,
+                   no_gradient=NO_GRAD,
                    doc="AdamW (decoupled weight decay); skipped when ``rescale_grad`` is 0 or "
                        "not finite."))
 
@@ -439,7 +443,7 @@ register(OpDef(
     params={"lr": _lr(), "rescale_grad": Float(1.0), "clip_gradient": Float(-1.0),
             "epsilon": Float(1e-5)},
     compute=lambda p, w, g, h: _group_adagrad_apply(p, w, g, h),
-    infer_shape=_group_adagrad_shape, no_onnx=NO_ONNX,
+    infer_shape=_group_adagrad_shape, no_onnx=NO_ONNX, no_gradient=NO_GRAD,
     doc="Group AdaGrad: one accumulated mean squared gradient per row."))
 
 
