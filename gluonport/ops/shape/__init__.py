@@ -9,6 +9,8 @@ compute, shape and type rules, ONNX lowering):
 * :mod:`.broadcast`: tile, repeat, broadcast_to, broadcast_like, broadcast_axis;
 * :mod:`.layout`: depth_to_space, space_to_depth;
 * :mod:`.query`: shape_array, size_array, _contrib_arange_like, diag;
+* :mod:`.grad`: the backward kernels (``_backward_slice``... ``_broadcast_backward``,
+  ``_backward_Concat``) and :func:`~.grad.gather_backward`, the gradient of a gathering op;
 * :mod:`.rules`: the registration and rule helpers these files (and indexing) share.
 
 MXNet 1.9.1 semantics kept here (checked against the real library):
@@ -28,7 +30,7 @@ Every compute returns a fresh array (MXNet's operators never alias their input).
 
 # Registration order is the order of these imports (the op order of the former shape.py).
 # isort: off
-from . import reshape, axes, join, slicing, broadcast, layout, query  # noqa: F401
+from . import reshape, axes, join, slicing, broadcast, layout, query, grad  # noqa: F401
 # isort: on
 from .reshape import infer_reshape
 from .rules import check, types_from

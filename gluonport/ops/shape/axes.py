@@ -27,10 +27,30 @@ def _perm(p, ndim: int) -> tuple[int, ...]:
     return axes
 
 
+# --- gradients (MXNet's FGradient): the inverse layout change of the output gradient -------------
+def _grad_transpose(F, p, inputs, outputs, ograds):
+    if not p.axes:
+        return [F.transpose(ograds[0])]
+    inverse = sorted(range(len(p.axes)), key=lambda i: p.axes[i])
+    return [F.transpose(ograds[0], axes=tuple(inverse))]
+
+
+def _grad_swapaxis(F, p, inputs, outputs, ograds):
+    return [F.SwapAxis(ograds[0], dim1=p.dim1, dim2=p.dim2)]
+
+
+def _grad_reshape_like(F, p, inputs, outputs, ograds):
+    return [F.reshape_like(ograds[0], inputs[0])]
+
+
+def _grad_reverse(F, p, inputs, outputs, ograds):
+    return [F.reverse(ograds[0], axis=p.axis)]
+
+
 define("transpose", lambda p, x: x.transpose(_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _perm(p, len(s)))), params={"axes": Shape(())},
     doc="Permute the dims by ``axes`` (empty: reverse them).", name_errors=True,
-    lists_input_names=False)
+    lists_input_names=False, gradient=_grad_transpose)
 
 
 def _swap_perm(p, ndim: int) -> list[int]:
@@ -44,7 +64,8 @@ def _swap_perm(p, ndim: int) -> list[int]:
 define("SwapAxis", lambda p, x: x.transpose(_swap_perm(p, x.ndim)).copy(),
     one_output(lambda p, s: tuple(s[a] for a in _swap_perm(p, len(s)))),
     params={"dim1": Int(0), "dim2": Int(0)}, aliases=("swapaxes",),
-    doc="Swap dims ``dim1`` and ``dim2``.", name_errors=True, lists_output_names=True)
+    doc="Swap dims ``dim1`` and ``dim2``.", name_errors=True, lists_output_names=True,
+    gradient=_grad_swapaxis)
 
 
 def _expand_shape(p, s):
@@ -55,7 +76,7 @@ def _expand_shape(p, s):
 
 define("expand_dims", lambda p, x: x.reshape(_expand_shape(p, x.shape)).copy(),
     one_output(_expand_shape), params={"axis": Int()}, doc="Insert a dim of size 1 at ``axis``.",
-    name_errors=True, lists_input_names=False)
+    name_errors=True, lists_input_names=False, gradient=_grad_reshape_like)
 
 
 def _squeeze_shape(p, s, exact: bool = False):
@@ -78,7 +99,7 @@ define("squeeze", lambda p, x: x.reshape(_squeeze_shape(p, x.shape, True)).copy(
     one_output(_squeeze_shape),
     params={"axis": Optional(Shape())},
     doc="Remove dims of size 1 (all of them, or those in ``axis``); an all-ones shape "
-        "becomes ``(1,)``.", name_errors=True)
+        "becomes ``(1,)``.", name_errors=True, gradient=_grad_reshape_like)
 
 
 def _flip(p, x):
@@ -97,7 +118,8 @@ def _flip_shape(p, s):
 
 
 define("reverse", _flip, one_output(_flip_shape), params={"axis": Shape()}, aliases=("flip",),
-    doc="Reverse the order of elements along each axis in ``axis``.", name_errors=True)
+    doc="Reverse the order of elements along each axis in ``axis``.", name_errors=True,
+    gradient=_grad_reverse)
 
 
 

@@ -16,7 +16,7 @@ from ..registry import define
 from .reshape import (
     prod,
 )
-from .rules import LIKE_TYPES, check, one_output, out_list
+from .rules import LIKE_TYPES, check, grad_attrs, one_output, out_list
 from .slicing import slice_rows
 
 __all__ = []
@@ -38,8 +38,23 @@ def _tile(p, x):
     return np.tile(x, tuple(p.reps)) if p.reps else x.copy()
 
 
+# --- gradients (MXNet's FGradient): one backward kernel each (shape/grad.py) -------------------
+def _grad_tile(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_tile(ograds[0], inputs[0], **grad_attrs(p))]
+
+
+def _grad_repeat(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_repeat(ograds[0], inputs[0], **grad_attrs(p))]
+
+
+def _grad_broadcast(F, p, inputs, outputs, ograds):
+    """``_broadcast_backward``: the output gradient summed to the data's shape."""
+    return [F._internal._broadcast_backward(ograds[0], inputs[0])] + [None] * (len(inputs) - 1)
+
+
 define("tile", _tile, one_output(_tile_shape), params={"reps": Shape()}, sized_by_attrs=True,
-    doc="Repeat the whole array ``reps`` times per dim (numpy.tile).", name_errors=True)
+    doc="Repeat the whole array ``reps`` times per dim (numpy.tile).", name_errors=True,
+    gradient=_grad_tile)
 
 
 def _repeat_axis(p, ndim: int) -> int | None:
@@ -66,7 +81,7 @@ def _repeat(p, x):
 define("repeat", _repeat, one_output(_repeat_shape),
        params={"repeats": Int(), "axis": Optional(Int())}, sized_by_attrs=True,
     doc="Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array).",
-    name_errors=True)
+    name_errors=True, gradient=_grad_repeat)
 
 
 def _broadcast_to_shape(p, s):
@@ -90,7 +105,7 @@ def _broadcast(shape_fn: Callable) -> Callable:
 define("broadcast_to", _broadcast(_broadcast_to_shape), one_output(_broadcast_to_shape),
     params={"shape": Shape(())}, sized_by_attrs=True,
     doc="Broadcast size-1 dims to ``shape`` (a 0 keeps the input's dim).", name_errors=True,
-    lists_input_names=False)
+    lists_input_names=False, gradient=_grad_broadcast)
 
 
 def _broadcast_like_shape(p, ls: tuple, rs: tuple) -> tuple:
@@ -120,7 +135,7 @@ define("broadcast_like", _broadcast(_broadcast_like_shape), _broadcast_like_rule
     inputs=("lhs", "rhs"), infer_type=LIKE_TYPES,
     params={"lhs_axes": Optional(Shape()), "rhs_axes": Optional(Shape())},
     doc="Broadcast ``lhs`` to ``rhs``'s shape, or only ``lhs_axes`` to the sizes of "
-        "``rhs_axes``.", name_errors=True)
+        "``rhs_axes``.", name_errors=True, gradient=_grad_broadcast)
 
 
 def _broadcast_axis_shape(p, s):
@@ -139,7 +154,7 @@ define("broadcast_axis", _broadcast(_broadcast_axis_shape), one_output(_broadcas
     params={"axis": Shape(()), "size": Shape(())}, aliases=("broadcast_axes",),
     sized_by_attrs=True,
     doc="Broadcast the size-1 dims ``axis`` to ``size``.", name_errors=True,
-    lists_input_names=False)
+    lists_input_names=False, gradient=_grad_broadcast)
 
 
 

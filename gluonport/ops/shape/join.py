@@ -45,10 +45,33 @@ def _concat(p, *xs):
     return np.concatenate(xs, axis=norm_axis(p.dim, xs[0].ndim, "dim"))
 
 
+# --- gradients (MXNet's FGradient) ------------------------------------------------------------
+def _outs(y, n: int) -> list:
+    """The ``n`` outputs of a call (one NDArray/Symbol when ``n`` is 1)."""
+    return [y] if n == 1 else [y[i] for i in range(n)]
+
+
+def _grad_concat(F, p, inputs, outputs, ograds):
+    """``_backward_Concat``: the output gradient split into the inputs' sizes (shape/grad.py)."""
+    back = F._internal._backward_Concat(ograds[0], *inputs, num_args=len(inputs), dim=p.dim)
+    return _outs(back, len(inputs))
+
+
+def _grad_stack(F, p, inputs, outputs, ograds):
+    back = F.split(ograds[0], axis=p.axis, num_outputs=len(inputs), squeeze_axis=True)
+    return _outs(back, len(inputs))
+
+
+def _grad_split(F, p, inputs, outputs, ograds):
+    """The output gradients joined back along ``axis`` (a squeezed axis restored first)."""
+    parts = [F.expand_dims(g, axis=p.axis) if p.squeeze_axis else g for g in ograds]
+    return [F.concat(*parts, dim=p.axis, num_args=len(parts))]
+
+
 define("Concat", _concat, _concat_rule, variadic="num_args", aliases=("concat", "_sparse_concat"),
     params={"num_args": Int(), "dim": Int(1)},
     doc="Join the inputs along ``dim``; every other dim must agree.", name_errors=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=_grad_concat)
 
 
 def _stack_rule(p, ins):
@@ -68,7 +91,7 @@ def _stack(p, *xs):
 
 define("stack", _stack, _stack_rule, variadic="num_args",
     params={"axis": Int(0), "num_args": Int()},
-    doc="Join same-shape inputs along a new ``axis``.", name_errors=True)
+    doc="Join same-shape inputs along a new ``axis``.", name_errors=True, gradient=_grad_stack)
 
 
 def _sections(p, s: tuple) -> tuple[int, list[tuple[int, int]]]:
@@ -124,7 +147,7 @@ define("SliceChannel", _slice_channel, _slice_channel_rule, aliases=("split",),
     output_names=lambda p: [f"output{i}" for i in range(p.num_outputs)],
     doc="Split ``data`` along ``axis`` into ``num_outputs`` equal parts; ``squeeze_axis`` "
         "drops the split axis (its size must then equal ``num_outputs``).", name_errors=True,
-        lists_output_names=True)
+        lists_output_names=True, gradient=_grad_split)
 
 
 def _v2_count(p) -> int:
@@ -179,7 +202,7 @@ define("_split_v2", _split_v2, _split_v2_rule,
     num_outputs=_v2_count,
     doc="Split along ``axis`` at the start ``indices`` (first one 0), or into ``sections`` "
         "parts, the first ``size % sections`` one element longer (``mx.nd.split_v2``).",
-        name_errors=True)
+        name_errors=True, gradient=_grad_split)
 
 
 

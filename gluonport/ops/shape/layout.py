@@ -48,14 +48,23 @@ def _space_to_depth(p, x):
     return y.copy().reshape(out)
 
 
+# --- gradients (MXNet's FGradient): each op is the other's gradient ---------------------------
+def _grad_d2s(F, p, inputs, outputs, ograds):
+    return [F.space_to_depth(ograds[0], block_size=p.block_size)]
+
+
+def _grad_s2d(F, p, inputs, outputs, ograds):
+    return [F.depth_to_space(ograds[0], block_size=p.block_size)]
+
+
 define("depth_to_space", _depth_to_space, one_output(lambda p, s: _block(p, s, True)),
     params={"block_size": Int()},
     doc="Move ``block_size x block_size`` blocks of channels into space (DCR order).",
-    name_errors=True)
+    name_errors=True, gradient=_grad_d2s)
 define("space_to_depth", _space_to_depth, one_output(lambda p, s: _block(p, s, False)),
     params={"block_size": Int()},
     doc="Move ``block_size x block_size`` spatial blocks into channels (inverse of "
-        "depth_to_space).", name_errors=True)
+        "depth_to_space).", name_errors=True, gradient=_grad_s2d)
 
 
 

@@ -10,22 +10,27 @@ from ..._core.attr_fields import Float, Int, Optional, Str
 from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
-from ..registry import define
+from ..registry import define, zero_gradient
 from .reshape import (
     prod,
 )
-from .rules import check, one_output, out_list, types_from
+from .rules import check, grad_attrs, one_output, out_list, types_from
 
 __all__ = []
 
 
 # --- shape queries and generators ------------------------------------------------------------
+# --- gradients (MXNet's FGradient): zero for the shape queries and arange_like ------------------
+def _grad_diag(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_diag(ograds[0], inputs[0], **grad_attrs(p))]
+
+
 define("shape_array", lambda p, x: np.array(x.shape, np.int64), one_output(lambda p, s: (len(s),)),
     infer_type=types_from((), "int64"), doc="The input's shape as an int64 array.",
-    name_errors=True, lists_input_names=False)
+    name_errors=True, lists_input_names=False, gradient=zero_gradient)
 define("size_array", lambda p, x: np.array([x.size], np.int64), one_output(lambda p, s: (1,)),
     infer_type=types_from((), "int64"), doc="The input's size as an int64 array.", name_errors=True,
-    lists_input_names=False)
+    lists_input_names=False, gradient=zero_gradient)
 
 
 def _arange_like_shape(p, s):
@@ -50,7 +55,7 @@ define("_contrib_arange_like", _arange_like, one_output(_arange_like_shape),
     params={"start": Float(0.0), "step": Float(1.0), "repeat": Int(1), "ctx": Str(""),
             "axis": Optional(Int())},
     doc="``start + (i // repeat) * step`` shaped like the input (or its ``axis``), in the "
-        "input's dtype.", name_errors=True, lists_input_names=False)
+        "input's dtype.", name_errors=True, lists_input_names=False, gradient=zero_gradient)
 
 
 def _diag_shape(p, s):
@@ -77,7 +82,8 @@ def _diag(p, x):
 define("diag", _diag, one_output(_diag_shape),
        params={"k": Int(0), "axis1": Int(0), "axis2": Int(1)},
     doc="1-d input: a square matrix with it on diagonal ``k``; otherwise the ``k``-th "
-        "diagonal over ``axis1``/``axis2``, appended as the last dim.", name_errors=True)
+        "diagonal over ``axis1``/``axis2``, appended as the last dim.", name_errors=True,
+    gradient=_grad_diag)
 
 
 

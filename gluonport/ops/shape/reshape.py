@@ -323,13 +323,18 @@ def _reshape(p, x):
     return x.reshape(out).copy()
 
 
+# --- gradients (MXNet's FGradient): the output gradient reshaped back --------------------------
+def _grad_reshape(F, p, inputs, outputs, ograds):
+    return [F.reshape_like(ograds[0], inputs[0])] + [None] * (len(inputs) - 1)
+
+
 define("Reshape", _reshape, _reshape_rule, aliases=("reshape",), shape_needs_outputs=True,
     params={"shape": Shape(()), "reverse": Bool(False), "target_shape": Shape(()),
             "keep_highest": Bool(False)},
     doc="Reshape ``data`` to ``shape`` with MXNet's special codes 0, -1, -2, -3, -4 "
         "(see :func:`gluonport.ops.shape.infer_reshape`); ``reverse`` reads them right to "
         "left. ``target_shape``/``keep_highest`` are MXNet's deprecated form.", name_errors=True,
-        lists_input_names=False)
+        lists_input_names=False, gradient=_grad_reshape)
 
 
 def _like_range(ndim: int, begin, end, side: str) -> tuple[int, int]:
@@ -360,7 +365,8 @@ define("reshape_like", lambda p, a, b: a.reshape(_reshape_like_shape(p, a.shape,
     _reshape_like_rule, inputs=("lhs", "rhs"), infer_type=LIKE_TYPES,
     params={k: Optional(Int()) for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
     doc="Reshape ``lhs`` so that dims ``[lhs_begin, lhs_end)`` become ``rhs``'s dims "
-        "``[rhs_begin, rhs_end)`` (None: from the start / to the end).", name_errors=True)
+        "``[rhs_begin, rhs_end)`` (None: from the start / to the end).", name_errors=True,
+    gradient=_grad_reshape)
 
 
 def _flatten_shape(p, s):
@@ -372,7 +378,7 @@ def _flatten_shape(p, s):
 define("Flatten", lambda p, x: x.reshape(_flatten_shape(p, x.shape)).copy(),
        one_output(_flatten_shape),
     aliases=("flatten",), doc="Collapse all dims but the first: ``(d0, d1*...*dk)``.",
-    name_errors=True, lists_input_names=False)
+    name_errors=True, lists_input_names=False, gradient=_grad_reshape)
 
 
 

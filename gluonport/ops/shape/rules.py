@@ -12,7 +12,7 @@ import numpy as np
 from ...errors import ShapeError
 from ..lowering import LoweringContext
 
-__all__ = ["check", "types_from", "one_output", "out_list", "LIKE_TYPES"]
+__all__ = ["check", "types_from", "one_output", "out_list", "LIKE_TYPES", "grad_attrs"]
 
 
 def check(cond: bool, message: str) -> None:
@@ -45,6 +45,10 @@ def one_output(fn: Callable) -> Callable:
     return rule
 
 
+def grad_attrs(p) -> dict:
+    """A node's parsed attributes as keyword arguments for its backward op (unset optional
+    attributes left out)."""
+    return {k: v for k, v in p.as_dict().items() if v is not None}
 
 
 def out_list(ctx: LoweringContext, k: int = 0) -> list[str]:

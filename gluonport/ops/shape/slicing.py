@@ -8,7 +8,7 @@ from ..infer import fmt, norm_axis
 from ..lowering import LoweringContext, lowering
 from ..lowering.dims import INT64_MAX, INT64_MIN, Dims
 from ..registry import define
-from .rules import LIKE_TYPES, check, one_output, out_list
+from .rules import LIKE_TYPES, check, grad_attrs, one_output, out_list
 
 __all__ = ["slice_rows"]
 
@@ -39,11 +39,25 @@ def _slice_shape(p, s):
 
 _SLICE_PARAMS = {"begin": Shape(allow_none=True), "end": Shape(allow_none=True),
                  "step": Shape((), allow_none=True)}
+# --- gradients (MXNet's FGradient): one _backward_* kernel each (shape/grad.py) ---------------
+def _grad_slice(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_slice(ograds[0], inputs[0], **grad_attrs(p))]
+
+
+def _grad_slice_axis(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_slice_axis(ograds[0], inputs[0], axis=p.axis, begin=p.begin,
+                                             end=p.end)]
+
+
+def _grad_slice_like(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_slice_like(ograds[0], *inputs, **grad_attrs(p)), None]
+
+
 define("slice", lambda p, x: x[tuple(_slices(p, x.shape))].copy(), one_output(_slice_shape),
     params=_SLICE_PARAMS, aliases=("crop", "_sparse_slice"),
     doc="Slice ``data[begin:end:step]`` per axis (None entries take Python's defaults; "
         "negative steps allowed); axes past ``len(begin)`` are kept whole.", name_errors=True,
-        lists_input_names=False)
+        lists_input_names=False, gradient=_grad_slice)
 
 
 def _axis_range(p, s: tuple) -> tuple[int, int, int]:
@@ -73,7 +87,7 @@ define("slice_axis", _slice_axis, one_output(_slice_axis_shape),
     params={"axis": Int(), "begin": Int(), "end": Optional(Int(), default=REQUIRED)},
     doc="Slice ``[begin, end)`` along one ``axis`` (negative indices count from the end, "
         "``end=None`` is the end); MXNet refuses an empty result.", name_errors=True,
-        lists_input_names=False)
+        lists_input_names=False, gradient=_grad_slice_axis)
 
 
 def _slice_like_axes(p, ls: tuple, rs: tuple) -> list[int]:
@@ -109,7 +123,7 @@ define("slice_like", _slice_like,
                           _slice_like_shape(p, tuple(ins[0]), tuple(ins[1]))]),
     inputs=("data", "shape_like"), params={"axes": Shape(())}, infer_type=LIKE_TYPES,
     doc="Slice ``data[0:n]`` on ``axes`` (all axes when empty) to the sizes of "
-        "``shape_like``.", name_errors=True)
+        "``shape_like``.", name_errors=True, gradient=_grad_slice_like)
 
 
 
