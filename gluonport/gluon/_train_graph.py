@@ -6,9 +6,11 @@ graph needs -- and puts one node on the autograd tape whose backward runs the ba
 Both are ordinary graphs, so they run where inference runs:
 
 * on onnxruntime when the block's backend is onnxruntime (or automatic and every op of both
-  graphs exports) and the forward has no training-only behaviour (Dropout masks and
-  batch-statistics BatchNorm in training mode run on the numpy executor): plain ONNX, so the
-  CUDA execution provider trains on a GPU without ``onnxruntime-training``. Models are
+  graphs exports): plain ONNX, so the CUDA execution provider trains on a GPU without
+  ``onnxruntime-training``. A training-mode forward first writes its BatchNorm and Dropout
+  nodes out with ops that export (``symbol/_expand.py``: batch moments, a uniform draw); the
+  new moving statistics are extra outputs of the forward graph, written into the auxiliary
+  arrays when the backward pass runs, as MXNet's backward kernel writes them. Models are
   exported per input shape (``static_shape``); parameters are inputs, so an update by the
   optimizer needs no new export;
 * on the numpy executor otherwise.
@@ -23,7 +25,9 @@ import numpy as np
 
 from ..context import Context
 from ..errors import GluonportError
+from ..symbol import Symbol
 from ..symbol._backward import BackwardGraph, build_backward
+from ..symbol._expand import expand_for_training
 from ..symbol._graph import topo_order
 from ..symbol.executor import GraphPlan
 
@@ -68,37 +72,47 @@ class TrainGraphs:
     def __init__(self, symbol: Any, wrt: Sequence[str], backend: str | None, ctx: Context,
                  training: bool):
         self.bg: BackwardGraph = build_backward(symbol, wrt)
-        self.backend = self._choose(backend, training)
+        self.updates: list[str] = []
+        self.backend = "numpy"
+        if backend != "numpy":
+            self._try_onnxruntime(symbol, wrt, training)
         if self.backend == "numpy" and ctx.device_type == "gpu":
             raise GluonportError(
                 f"this block cannot train on {ctx}: its training graphs run on the numpy "
-                "executor (CPU-only) because an op has no ONNX converter or the forward pass "
-                "has a training-mode behaviour (Dropout, BatchNorm); use cpu()")
+                "executor (CPU-only) because an op has no ONNX converter or a training-mode "
+                "form built from exportable ops; use cpu()")
         make = (lambda s: _Ort(s, ctx)) if self.backend == "onnxruntime" else _Numpy
         self._fwd = make(self.bg.forward)
         self._bwd = None if self.bg.backward is None else make(self.bg.backward)
 
-    def _choose(self, backend: str | None, training: bool) -> str:
-        if backend == "numpy":
-            return "numpy"
-        if training and _has_training_behaviour(self.bg.forward):
-            return "numpy"
+    def _try_onnxruntime(self, symbol: Any, wrt: Sequence[str], training: bool) -> None:
         from ..runtime.graph import graph_exports
 
-        exports = graph_exports(self.bg.forward) and (
-            self.bg.backward is None or graph_exports(self.bg.backward))
-        return "onnxruntime" if exports else "numpy"
+        bg, updates = self.bg, []
+        if training and _has_training_behaviour(symbol):
+            try:
+                expanded, updates = expand_for_training(symbol)
+            except GluonportError:  # a training-mode form these params do not have
+                return
+            bg = build_backward(expanded, wrt)
+            bg.forward = Symbol(bg.forward._outputs + [e for _, e in updates])
+        if graph_exports(bg.forward) and (bg.backward is None or graph_exports(bg.backward)):
+            self.bg, self.updates, self.backend = bg, [n for n, _ in updates], "onnxruntime"
 
     def forward(self, feed: Mapping[str, np.ndarray], training: bool
                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
-        """(outputs, saved values)."""
+        """(outputs, saved values); new auxiliary values are saved under the aux names."""
         values = self._fwd(feed, training)
-        n = self.bg.n_outputs
-        return list(values[:n]), dict(zip(self.bg.saved, values[n:]))
+        n, k = self.bg.n_outputs, len(self.bg.saved)
+        saved = dict(zip(self.bg.saved, values[n:n + k]))
+        saved.update(("_aux:" + a, v) for a, v in zip(self.updates, values[n + k:]))
+        return list(values[:n]), saved
 
     def backward(self, feed: Mapping[str, np.ndarray], saved: Mapping[str, np.ndarray],
                  ograds: Sequence[np.ndarray]) -> list[np.ndarray | None]:
         """The gradients of ``wrt`` (``None`` where nothing flows)."""
+        for name in self.updates:  # MXNet's backward kernel updates the moving statistics
+            np.copyto(feed[name], saved["_aux:" + name], casting="unsafe")
         if self._bwd is None:
             return [None] * len(self.bg.wrt)
         bfeed = {**feed, **saved}

@@ -180,6 +180,14 @@ class OpDef:
     no_gradient:
         Why the op has no gradient, for ops MXNet gives none (``FGradient`` unregistered): a
         backward pass through such a node raises this reason, naming the op.
+    train_graph:
+        The training-mode forward written with registered ops, for backends that only have
+        inference kernels (ONNX): ``train_graph(F, p, inputs) -> (outputs, aux_updates)``
+        with every output (hidden ones included, as ``train_compute`` gives them) and
+        ``{aux input index: its new value}`` for the auxiliary states a training step updates
+        (BatchNorm's moving statistics). A hybridized block's training step expands such
+        nodes (``symbol/_expand.py``) and runs on onnxruntime; an op with a
+        ``train_compute`` and no ``train_graph`` keeps training steps on the numpy executor.
     """
 
     name: str
@@ -211,6 +219,7 @@ class OpDef:
     sized_by_attrs: bool = False
     gradient: GradFn | None = None
     no_gradient: str | None = None
+    train_graph: Callable[[Any, Params, list], tuple[list, dict]] | None = None
     doc: str = ""
     onnx_handlers: list[tuple[int, OnnxFn]] = field(default_factory=list)
 

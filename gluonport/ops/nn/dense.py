@@ -43,6 +43,7 @@ from ..lowering import LoweringContext, lowering
 from ..lowering.dims import onnx_dim
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
+from .train_graphs import dropout_train_graph
 
 __all__ = ["softmax_along", "sigmoid", "erfc", "require_float", "work_dtype", "gamma_view_shape",
            "grad_attrs"]
@@ -396,6 +397,7 @@ register(OpDef(
             "axes": Shape(()), "cudnn_off": Optional(Bool(), False)},
     num_outputs=2, num_visible_outputs=1, output_names=("output", "mask"),
     infer_shape=_dropout_shape, compute=_dropout, train_compute=_dropout_train,
+    train_graph=dropout_train_graph,
     aliases=("_npx_dropout",), keeps_shape=True, gradient=_grad_dropout,
     doc="Identity at inference (unless mode='always'); in training zeroes each element with "
         "probability p and scales the rest by 1/(1-p).", lists_output_names=True))

@@ -48,6 +48,7 @@ from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
 from .dense import require_float, work_dtype
+from .train_graphs import batchnorm_train_graph
 
 __all__ = ["bn_infer", "channel_window_sum"]
 
@@ -195,6 +196,7 @@ register(OpDef(
     infer_shape=lambda p, s: _bn_shape_at(p.axis, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("BatchNorm", p.axis, p, *a),
     train_compute=lambda p, *a: _bn_train("BatchNorm", p.axis, p, *a, plain_var=False),
+    train_graph=batchnorm_train_graph(lambda p: p.axis, plain_var=False),
     aliases=("_npx_batch_norm",), keeps_shape=True, fresh_outputs=True, inplace=InPlace(_bn_into),
     gradient=_bn_rule("_backward_BatchNorm"),
     doc="(x - mean) / sqrt(var + eps) * gamma + beta per channel (axis); inference uses the "
@@ -211,6 +213,7 @@ register(OpDef(
     infer_shape=lambda p, s: _bn_shape_at(1, s), infer_type=_bn_type,
     compute=lambda p, *a: bn_infer("_contrib_SyncBatchNorm", 1, p, *a),
     train_compute=lambda p, *a: _bn_train("_contrib_SyncBatchNorm", 1, p, *a, plain_var=True),
+    train_graph=batchnorm_train_graph(lambda p: 1, plain_var=True),
     gradient=_bn_rule("_backward__contrib_SyncBatchNorm"),
     doc="BatchNorm synchronised across devices in training; on one device (and at inference) "
         "the same math as BatchNorm with the channel on axis 1.", lists_output_names=True))
