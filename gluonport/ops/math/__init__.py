@@ -10,7 +10,14 @@ and type rules, ONNX lowering):
 * :mod:`.stats`: moments, cumsum, _histogram, all_finite, multi_all_finite;
 * :mod:`.linalg`: dot, batch_dot and the ``_linalg_*`` ops;
 * :mod:`.sort`: topk, sort, argsort;
-* :mod:`.contrib`: quadratic, gradientmultiplier, khatri_rao.
+* :mod:`.contrib`: quadratic, gradientmultiplier, khatri_rao;
+* gradients (issue 14): each op's rule is given where it is registered; the backward kernels
+  that need files of their own are :mod:`.binary_grad` (``_backward_broadcast_*`` and the
+  same-shape ``_backward_mod/power/maximum/minimum/hypot``), :mod:`.unary_grad` (the unary
+  rules, ``_backward_gamma/gammaln``, the cast backwards) and :mod:`.linalg_grad` (the
+  ``dot``/``_linalg_*`` rules, ``_backward_dot``, ``_backward_linalg_*``); the reductions' and
+  stats' backward kernels live in :mod:`.reduce`/:mod:`.stats`, ``_backward_topk`` in
+  :mod:`.sort`.
 
 Importing this package registers reduce and stats (their order is the old registration order);
 ``gluonport/ops/_families.py`` imports the other files.
