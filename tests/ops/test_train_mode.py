@@ -144,3 +144,95 @@ def test_train_rows_numeric(case):
     differentiated here (``output_mean_var`` off)."""
     attrs = {k: v for k, v in case.get("attrs", {}).items() if k != "output_mean_var"}
     check_grad_numeric(case["op"], make_inputs(case), attrs, train=True, rtol=1e-5, atol=1e-7)
+
+
+# --- RNN dropout between layers ----------------------------------------------------------------
+def _rnn_inputs(mode: str = "lstm", layers: int = 2, bidirectional: bool = True):
+    from tests.ops.cases_rnn import _case
+
+    case = _case("rnn_dropout", mode, layers, bidirectional, dtype="float64", p=0.4)
+    return case, make_inputs(case)
+
+
+def _rnn_forward_backward(case, inputs, seed: int, hgs: list[np.ndarray] | None = None):
+    mx.random.seed(seed)
+    arrays = [mx.nd.array(x, dtype=x.dtype) for x in inputs]
+    for a in arrays:
+        a.attach_grad()
+    with mx.autograd.record(train_mode=True):
+        outs = mx.nd.invoke("RNN", arrays, dict(case["attrs"]))
+    if hgs is not None:
+        mx.autograd.backward(outs, [mx.nd.array(h, dtype=h.dtype) for h in hgs])
+    return [o.asnumpy() for o in outs], [a.grad.asnumpy() for a in arrays]
+
+
+def test_rnn_dropout_between_layers_only_in_training():
+    """MXNet's RNN applies dropout p to the outputs of every layer but the last, in training
+    mode only: inference ignores p; training drops about p of the first layer's outputs."""
+    case, inputs = _rnn_inputs()
+    attrs = dict(case["attrs"])
+    infer = mx.nd.invoke("RNN", [mx.nd.array(x, dtype=x.dtype) for x in inputs], attrs)
+    no_p = mx.nd.invoke("RNN", [mx.nd.array(x, dtype=x.dtype) for x in inputs],
+                        {**attrs, "p": 0.0})
+    np.testing.assert_array_equal(infer[0].asnumpy(), no_p[0].asnumpy())
+    train, _ = _rnn_forward_backward(case, inputs, seed=1)
+    assert not np.allclose(train[0], infer[0].asnumpy())
+    from gluonport.ops.nn.rnn import dropout_masks
+
+    with mx.autograd.train_mode():
+        outs = mx.nd.invoke("RNN", [mx.nd.array(x, dtype=x.dtype) for x in inputs], attrs)
+    from gluonport.ops import registry
+
+    p = registry.get("RNN").parse({k: str(v) for k, v in attrs.items()})
+    masks = dropout_masks(p, outs[0]._data)
+    assert masks is not None and len(masks) == 1  # two layers: one boundary
+    kept = np.mean(masks[0] > 0)
+    assert 0.45 < kept < 0.75, kept  # 1 - p = 0.6 of 2 * 3 * 4 * 5 = 120 draws
+    np.testing.assert_allclose(np.unique(masks[0]), [0.0, 1 / 0.6])
+
+
+def test_rnn_dropout_gradient_uses_the_forward_masks():
+    """With the masks fixed (the same seed before every forward call), the tape's gradient of
+    a 2-layer bidirectional LSTM with dropout equals float64 central differences."""
+    case, inputs = _rnn_inputs()
+    outs, _ = _rnn_forward_backward(case, inputs, seed=3)
+    rng = np.random.RandomState(0)
+    hgs = [rng.normal(size=o.shape) for o in outs]
+    _, grads = _rnn_forward_backward(case, inputs, seed=3, hgs=hgs)
+
+    def objective(arrays):
+        got, _ = _rnn_forward_backward(case, arrays, seed=3)
+        return sum(float(np.sum(h * o)) for h, o in zip(hgs, got))
+
+    eps = 1e-6
+    for i in (0, 2, 3):  # data, state, state_cell (parameters: 1,000+ entries, sampled below)
+        num = np.zeros_like(inputs[i])
+        for k in range(num.size):
+            plus = [a.copy() for a in inputs]
+            minus = [a.copy() for a in inputs]
+            plus[i].reshape(-1)[k] += eps
+            minus[i].reshape(-1)[k] -= eps
+            num.reshape(-1)[k] = (objective(plus) - objective(minus)) / (2 * eps)
+        np.testing.assert_allclose(grads[i], num, rtol=1e-5, atol=1e-7, err_msg=f"input {i}")
+    for k in np.random.RandomState(1).choice(inputs[1].size, 40, replace=False):
+        plus = [a.copy() for a in inputs]
+        minus = [a.copy() for a in inputs]
+        plus[1][k] += eps
+        minus[1][k] -= eps
+        num = (objective(plus) - objective(minus)) / (2 * eps)
+        np.testing.assert_allclose(grads[1][k], num, rtol=1e-5, atol=1e-7)
+
+
+def test_rnn_dropout_backward_graph_matches_tape():
+    """The backward graph (F = sym, numpy executor, training mode) finds the masks of its
+    forward run as the tape does: same seed, same gradients."""
+    from tests.ops._gradcheck import graph_grads
+
+    case, inputs = _rnn_inputs("gru", 3, False)
+    outs, _ = _rnn_forward_backward(case, inputs, seed=5)
+    hgs = [np.random.RandomState(2).normal(size=o.shape) for o in outs]
+    _, want = _rnn_forward_backward(case, inputs, seed=5, hgs=hgs)
+    mx.random.seed(5)
+    got = graph_grads(case, inputs, hgs, train=True)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"input {i}")

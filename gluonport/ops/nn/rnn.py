@@ -11,7 +11,9 @@ over ``data`` in TNC layout (time, batch, features), with every weight in one fl
 
 Gates stack in MXNet's (cuDNN's) order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with
 ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`` and ``h' = (1 - z) * n + z * h``.
-Inference semantics: dropout ``p`` is not applied.
+Inference semantics: dropout ``p`` is not applied; in training mode it is applied to the outputs
+of every layer but the last, as MXNet does. The gradient is one ``_backward_RNN`` kernel
+(:mod:`.rnn_grad`, back-propagation through time).
 
 Two options only MXNet's cuDNN kernels honour (its CPU kernels refuse ``use_sequence_length``
 and ignore the LSTM clip) are computed here as cuDNN computes them:
@@ -25,6 +27,7 @@ and ignore the LSTM clip) are computed here as cuDNN computes them:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -35,7 +38,7 @@ from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 
-__all__ = ["rnn_param_size", "GATES", "onnx_weight_layout"]
+__all__ = ["rnn_param_size", "GATES", "onnx_weight_layout", "unpack_params", "dropout_masks"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 """Gates per mode: the number of ``H``-row blocks in each weight matrix."""
@@ -171,7 +174,57 @@ def _check_options(p) -> None:
                 f"satisfy min <= max (got mode={p.mode!r}, min={clip[0]}, max={clip[1]})")
 
 
-def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray):
+def unpack_params(p, flat: np.ndarray, input_size: int) -> list[list[np.ndarray | None]]:
+    """Per layer-direction ``[W_i2h, W_h2h, W_h2r or None, b_i2h, b_h2h]`` *views* of the flat
+    parameter vector in MXNet's layout (writing into them writes ``flat``)."""
+    return _unpack(p, flat, input_size)
+
+
+# Training-mode dropout masks between layers, by the forward call's output array: MXNet's RNN
+# is a stateful operator whose backward reads the masks its forward drew (its reserve space).
+_MASKS: dict[int, tuple[weakref.ref, list[np.ndarray]]] = {}
+
+
+def _keep_masks(output: np.ndarray, masks: list[np.ndarray]) -> None:
+    key = id(output)
+    _MASKS[key] = (weakref.ref(output), masks)
+    weakref.finalize(output, _MASKS.pop, key, None)
+
+
+def dropout_masks(p, output: np.ndarray) -> list[np.ndarray] | None:
+    """The dropout masks the training-mode forward call that returned ``output`` applied
+    between its layers (``None`` when it applied none: inference, ``p=0`` or one layer)."""
+    if not (p.p > 0 and p.num_layers > 1):
+        return None
+    entry = _MASKS.get(id(output))
+    if entry is None or entry[0]() is not output:
+        return None
+    return entry[1]
+
+
+def _rnn_train(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray):
+    """Training mode: as inference, with dropout ``p`` on the outputs of every layer but the
+    last (MXNet's RNN dropout), the masks kept for the backward pass."""
+    if not (p.p > 0 and p.num_layers > 1):
+        return _rnn(p, data, params, state, *rest)
+    from ..._core.rng import generator
+
+    keep = 1.0 - p.p
+    rng = generator()
+    masks: list[np.ndarray] = []
+
+    def drop(x: np.ndarray) -> np.ndarray:
+        mask = ((rng.random(x.shape) < keep) / keep).astype(x.dtype)
+        masks.append(mask)
+        return x * mask
+
+    result = _rnn(p, data, params, state, *rest, between=drop)
+    _keep_masks(result[0], masks)
+    return result
+
+
+def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray,
+         between: Callable[[np.ndarray], np.ndarray] | None = None):
     _check_options(p)
     if data.dtype.kind != "f":
         raise DTypeError(f"RNN: data must be float16/32/64, got {data.dtype.name}")
@@ -193,6 +246,8 @@ def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.n
             hs.append(h)
             cs.append(c)
         x = np.concatenate(outs, axis=2) if dirs == 2 else outs[0]
+        if between is not None and layer < p.num_layers - 1:
+            x = between(x)
     result = [x.astype(data.dtype)]
     if p.state_outputs:
         result.append(np.stack(hs).astype(data.dtype))
@@ -258,10 +313,24 @@ register(OpDef(
             "state_outputs": Bool(False), "projection_size": Optional(Int()),
             "lstm_state_clip_min": Optional(Float()), "lstm_state_clip_max": Optional(Float()),
             "lstm_state_clip_nan": Bool(False), "use_sequence_length": Bool(False)},
-    inputs=_rnn_inputs, compute=_rnn, infer_shape=_rnn_shape, infer_type=_rnn_type,
+    inputs=_rnn_inputs, compute=_rnn, train_compute=_rnn_train, infer_shape=_rnn_shape,
+    infer_type=_rnn_type, gradient=lambda F, p, ins, outs, ogs: _rnn_grad(F, p, ins, outs, ogs),
     num_outputs=lambda p: len(_rnn_outputs(p)), output_names=_rnn_outputs,
     doc="Fused multi-layer (bidirectional) RNN / LSTM / GRU over TNC data.",
     lists_output_names=True))
+
+
+def _rnn_grad(F, p, inputs, outputs, ograds):
+    """One ``_backward_RNN`` kernel (:mod:`.rnn_grad`) from the visible outputs' head
+    gradients, the forward inputs and output (the output finds the dropout masks)."""
+    from .rnn_grad import check_trainable
+
+    check_trainable(p)
+    n_in = len(_rnn_inputs(p)) - (1 if p.use_sequence_length else 0)
+    grads = F._internal._backward_RNN(*ograds[:len(_rnn_outputs(p))], *inputs[:n_in],
+                                      outputs[0], **{k: v for k, v in p.as_dict().items()
+                                                     if v is not None})
+    return list(grads) + [None] * (len(inputs) - n_in)
 
 
 # --- _rnn_param_concat -------------------------------------------------------------------------
@@ -293,6 +362,13 @@ def _param_concat_shape(p, in_shapes, out_shapes=(None,)):
 
 
 
+def _param_concat_grad(F, p, inputs: list, ograds: list) -> list:
+    """The head gradient split back into the inputs (one kernel, MXNet's ConcatGrad)."""
+    g = F._internal._backward__rnn_param_concat(ograds[0], *inputs, num_args=len(inputs) + 1,
+                                                dim=p.dim)
+    return [g[i] for i in range(len(inputs))] if len(inputs) > 1 else [g]
+
+
 def _concat_axis(dim: int, ndim: int) -> int:
     if not -ndim <= dim < ndim:
         raise ShapeError(f"_rnn_param_concat: dim {dim} is out of range for {ndim}-d inputs")
@@ -306,6 +382,7 @@ def _param_concat(p, *arrays: np.ndarray) -> np.ndarray:
 register(OpDef(
     "_rnn_param_concat", params={"num_args": Int(), "dim": Int(1)}, variadic="num_args",
     compute=_param_concat, infer_shape=_param_concat_shape, shape_needs_outputs=True,
+    gradient=lambda F, p, ins, outs, ogs: _param_concat_grad(F, p, ins, ogs),
     doc="Concat along ``dim`` whose shape inference completes unknown inputs from the output.",
     lists_output_names=True))
 
