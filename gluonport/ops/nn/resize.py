@@ -13,6 +13,11 @@ MXNet 1.9.1 semantics kept here:
 ONNX export (opset 13+): adaptive pooling as AveragePool or averaging MatMuls;
 BilinearResize2D as ``Resize`` linear ('align_corners' or 'pytorch_half_pixel', sizes computed
 at run time when H/W are dynamic); Pad as ``Pad``; Crop as ``Slice``.
+
+Gradients (MXNet's ``_backward_*`` names): both resizes are separable linear maps ``R_h x R_w^T``,
+so their data gradient is ``R_h^T og R_w`` (two matmuls; ONNX: two MatMuls with the constant
+matrices); Pad and Crop gather, so theirs add each output gradient into its source element
+(``shape.grad.gather_backward``; Pad's edge/reflect copies accumulate).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register
+from ..shape.grad import gather_backward
 from .pool import acc_array, float_only, float_onnx
 
 __all__ = ["bilinear_resize", "adaptive_avg_pool2d"]
@@ -72,9 +78,46 @@ def _adaptive(p, x):
     return adaptive_avg_pool2d(x, _adaptive_size(p, x.shape))
 
 
+def _grad_attrs(p) -> dict:
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _grad_adaptive(F, p, inputs, outputs, ograds):
+    back = F._internal._backward_contrib_AdaptiveAvgPooling2D(ograds[0], inputs[0],
+                                                              **_grad_attrs(p))
+    return [back]
+
+
+def _separable_backward(og: np.ndarray, x: np.ndarray, mh: np.ndarray,
+                        mw: np.ndarray) -> np.ndarray:
+    """The data gradient of ``y = mh @ x @ mw.T``: ``mh.T @ og @ mw`` (float16 in float32)."""
+    g = acc_array(og)
+    return np.matmul(np.matmul(mh.T.astype(g.dtype), g), mw.astype(g.dtype)).astype(x.dtype)
+
+
+def _adaptive_backward(p, og, x):
+    oh, ow = og.shape[2:]
+    return _separable_backward(og, x, _adaptive_matrix(x.shape[2], oh, np.float64),
+                               _adaptive_matrix(x.shape[3], ow, np.float64))
+
+
+_NO_GRAD = "a backward kernel (MXNet 1.9.1 registers no gradient for it either)"
+
+
+def _grad_shapes(p, in_shapes):
+    return list(in_shapes), [in_shapes[1]]
+
+
+register(OpDef(
+    "_backward_contrib_AdaptiveAvgPooling2D", params={"output_size": Shape(())},
+    inputs=("ograd", "data"), compute=_adaptive_backward, infer_shape=_grad_shapes,
+    infer_type=lambda p, t: (list(t), [t[1]]), no_gradient=_NO_GRAD,
+    doc="AdaptiveAvgPooling2D's data gradient. Inputs: the output gradient, data (read for "
+        "its shape)."))
+
 register(OpDef(
     "_contrib_AdaptiveAvgPooling2D", params={"output_size": Shape(())},
-    compute=_adaptive, infer_shape=_adaptive_shape,
+    compute=_adaptive, infer_shape=_adaptive_shape, gradient=_grad_adaptive,
     doc="Average pooling to a fixed output size (PyTorch-style adaptive windows).",
     lists_input_names=False))
 
@@ -179,11 +222,34 @@ def _resize(p, x, like=None):
     return bilinear_resize(x, outs[0][2:], p.align_corners)
 
 
+_RESIZE_PARAMS = {"height": Int(1), "width": Int(1), "scale_height": Optional(Float()),
+                  "scale_width": Optional(Float()), "mode": Enum(_RESIZE_MODES, "size"),
+                  "align_corners": Bool(True)}
+
+
+def _grad_resize(F, p, inputs, outputs, ograds):
+    """``_backward_contrib_BilinearResize2D``; the ``like`` input gets none (MXNet: zeros)."""
+    back = F._internal._backward_contrib_BilinearResize2D(ograds[0], inputs[0],
+                                                          **_grad_attrs(p))
+    return [back] + [None] * (len(inputs) - 1)
+
+
+def _resize_backward(p, og, x):
+    oh, ow = og.shape[2:]
+    return _separable_backward(og, x, _interp_matrix(x.shape[2], oh, p.align_corners,
+                                                     np.float64),
+                               _interp_matrix(x.shape[3], ow, p.align_corners, np.float64))
+
+
 register(OpDef(
-    "_contrib_BilinearResize2D",
-    params={"height": Int(1), "width": Int(1), "scale_height": Optional(Float()),
-            "scale_width": Optional(Float()), "mode": Enum(_RESIZE_MODES, "size"),
-            "align_corners": Bool(True)},
+    "_backward_contrib_BilinearResize2D", params=_RESIZE_PARAMS, inputs=("ograd", "data"),
+    compute=_resize_backward, infer_shape=_grad_shapes,
+    infer_type=lambda p, t: (list(t), [t[1]]), no_gradient=_NO_GRAD,
+    doc="BilinearResize2D's data gradient. Inputs: the output gradient, data (read for its "
+        "shape); the output size is the gradient's."))
+
+register(OpDef(
+    "_contrib_BilinearResize2D", params=_RESIZE_PARAMS, gradient=_grad_resize,
     inputs=_resize_inputs, compute=_resize, infer_shape=_resize_shape, sized_by_attrs=True,
     doc="Bilinear resize of NCHW data to a size chosen by mode."))
 
@@ -224,13 +290,20 @@ def _pad(p, x):
     return np.pad(x, pw, mode=p.mode)
 
 
+def _grad_pad(F, p, inputs, outputs, ograds):
+    return [F._internal._backward_Pad(ograds[0], inputs[0], **_grad_attrs(p))]
+
+
 register(OpDef(
     "Pad",
     params={"mode": Enum(("constant", "edge", "reflect")), "pad_width": Shape(),
-            "constant_value": Float(0.0)},
+            "constant_value": Float(0.0)}, gradient=_grad_pad,
     compute=_pad, infer_shape=_pad_shape, aliases=("pad",), sized_by_attrs=True,
     doc="Pad the spatial axes of 4-D/5-D data (constant, edge or reflect).",
     lists_output_names=True))
+
+
+gather_backward("_backward_Pad", "Pad")
 
 
 # --- Crop ------------------------------------------------------------------------------------
@@ -277,13 +350,22 @@ def _crop(p, x, *like):
     return x[:, :, y0:y0 + h, x0:x0 + w].copy()
 
 
+def _grad_crop(F, p, inputs, outputs, ograds):
+    """``_backward_Crop``; the crop_like input gets none (MXNet: zeros)."""
+    back = F._internal._backward_Crop(ograds[0], *inputs, **_grad_attrs(p))
+    return [back] + [None] * (len(inputs) - 1)
+
+
 register(OpDef(
     "Crop",
     params={"num_args": Int(), "offset": Shape((0, 0)), "h_w": Shape((0, 0)),
             "center_crop": Bool(False)},
-    variadic="num_args", compute=_crop, infer_shape=_crop_shape,
+    variadic="num_args", compute=_crop, infer_shape=_crop_shape, gradient=_grad_crop,
     doc="Legacy crop of NCHW data to h_w or to a second input's height and width.",
     lists_output_names=True))
+
+
+gather_backward("_backward_Crop", "Crop", lambda p: ("crop_like",) if p.num_args == 2 else ())
 
 
 # --- ONNX export: AdaptiveAvgPooling2D, BilinearResize2D -------------------------------------
@@ -395,8 +477,32 @@ def _resize_onnx(ctx: LoweringContext) -> None:
     win.finish(ctx, y, work)
 
 
+def _separable_backward_onnx(adaptive: bool):
+    """``rows.T @ og @ cols`` with the forward's (static) matrices, in float32 for float16."""
+
+    def handler(ctx: LoweringContext) -> None:
+        if any(ctx.is_dynamic(i, a) for i in (0, 1) for a in (2, 3)):
+            raise ctx.fail("the gradient needs H and W fixed at export time")
+        h, w = (int(v) for v in ctx.in_shapes[1][2:])
+        oh, ow = (int(v) for v in ctx.in_shapes[0][2:])
+        work = win.work_dtype(ctx.in_dtypes[1])
+        if adaptive:
+            mh, mw = _adaptive_matrix(h, oh, work), _adaptive_matrix(w, ow, work)
+        else:
+            align = ctx.params.align_corners
+            mh, mw = _interp_matrix(h, oh, align, work), _interp_matrix(w, ow, align, work)
+        og = win.as_dtype(ctx, 0, work)
+        win.finish(ctx, _separable(ctx, og, np.ascontiguousarray(mh.T),
+                                   np.ascontiguousarray(mw.T)), work,
+                   out_dtype=ctx.in_dtypes[1])
+
+    return handler
+
+
 lowering("_contrib_AdaptiveAvgPooling2D")(_adaptive_onnx)
 lowering("_contrib_BilinearResize2D")(_resize_onnx)
+lowering("_backward_contrib_AdaptiveAvgPooling2D")(_separable_backward_onnx(True))
+lowering("_backward_contrib_BilinearResize2D")(_separable_backward_onnx(False))
 
 
 # --- ONNX export: Pad, Crop ------------------------------------------------------------------

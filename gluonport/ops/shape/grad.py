@@ -20,7 +20,7 @@ dtype; float16 is summed in float64 and rounded once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -46,9 +46,13 @@ def _sources(forward: str, p: Params, shape: Sequence[int], rest: Sequence) -> n
     return np.asarray(out).astype(np.int64).ravel() - 1
 
 
-def gather_backward(name: str, forward: str, donors: Sequence[str] = ()) -> OpDef:
+def gather_backward(name: str, forward: str,
+                    donors: Sequence[str] | Callable[[Params], Sequence[str]] = ()) -> OpDef:
     """Register ``name``: the gradient of the gathering op ``forward`` (same parameters), with
-    inputs ``ograd, data`` and ``donors`` (forward inputs read only for their shapes)."""
+    inputs ``ograd, data`` and ``donors`` (forward inputs read only for their shapes; a
+    function of the params when their number varies)."""
+    def names(p):
+        return ("ograd", "data", *(donors(p) if callable(donors) else donors))
 
     def compute(p, og, data, *rest):
         src = _sources(forward, p, data.shape, rest)
@@ -61,12 +65,12 @@ def gather_backward(name: str, forward: str, donors: Sequence[str] = ()) -> OpDe
 
     compute.__name__ = name
     op = register(OpDef(
-        name, params=get(forward).params, inputs=("ograd", "data", *donors),
+        name, params=get(forward).params, inputs=names,
         compute=compute, infer_shape=lambda p, s: (list(s), [s[1]]),
         infer_type=lambda p, t: (list(t), [t[1]]), no_gradient=_NO_GRAD,
         doc=f"{forward}'s data gradient: each output gradient added into the data element it "
-            f"was copied from. Inputs: the output gradient, data{', ' if donors else ''}"
-            f"{', '.join(donors)} (read for their shapes)."))
+            "was copied from. Inputs: the output gradient, data, then any forward input read "
+            "only for its shape."))
     lowering(op, since=16)(_gather_onnx(forward))
     return op
 
