@@ -421,12 +421,27 @@ def _random_rule(name: str):
 _NO_ONNX_RANDOM = ("a random training-time augmentation (a fresh draw on every call), left "
                    "out of inference exports; the deterministic image ops export")
 
+
+
+def _copy_grad(F, p, inputs, outputs, ograds):
+    """MXNet 1.9.1's FGradient for the flips, colour jitters and lighting: ``_copy`` of the head
+    gradient, unchanged -- not the derivative (a flip's is the flipped gradient, a brightness
+    factor's the scaled one), kept because it is what MXNet computes."""
+    return [ograds[0]]
+
+
+def _no_grad_copy(name: str) -> str:
+    return (f"MXNet 1.9.1 gives _image_{name} the gradient ``_copy`` of the head gradient, whose "
+            "shape is the output's, not the input's, so its backward fails shape inference "
+            "(gluonport refuses it; MXNet would differentiate only where both shapes agree)")
+
+
 define("_image_to_tensor",
        lambda p, x: to_tensor(x),
        _to_tensor_rule,
        params={},
        doc="HWC/NHWC in [0, 255] to float32 CHW/NCHW in [0, 1].",
-       aliases=("_npx__image_to_tensor",),
+       aliases=("_npx__image_to_tensor",), no_gradient=_no_grad_copy("to_tensor"),
        infer_type=lambda p, t: (t, [np.dtype(_F32)]))
 define("_image_normalize",
        lambda p, x: normalize(x, p.mean, p.std),
@@ -434,14 +449,16 @@ define("_image_normalize",
        params={"mean": FloatTuple((0.0, 0.0, 0.0, 0.0)),
                "std": FloatTuple((1.0, 1.0, 1.0, 1.0))},
        doc="(x - mean[c]) / std[c] over CHW/NCHW with 1 or 3 channels.",
-       aliases=("_npx__image_normalize",))
+       aliases=("_npx__image_normalize",),
+       gradient=lambda F, p, ins, outs, ogs: [F._internal._backward_image_normalize(
+           ogs[0], ins[0], mean=p.mean, std=p.std)])
 define("_image_resize",
        lambda p, x: resize(x, p.size, p.keep_ratio, p.interp),
        _resize_rule,
        params={"size": Shape(()), "keep_ratio": Bool(False), "interp": Int(1)},
        doc="OpenCV resize of HWC/NHWC images to (width, height) or one edge.",
        aliases=("_npx__image_resize",),
-       sized_by_attrs=True,
+       sized_by_attrs=True, no_gradient=_no_grad_copy("resize"),
        no_onnx="OpenCV's resize rounds uint8 in fixed point (11-bit weights, shifts) and has "
                "its own border and area rules, which ONNX Resize does not reproduce",
                lists_input_names=False)
@@ -450,33 +467,36 @@ define("_image_crop",
        _crop_rule,
        params={"x": Int(), "y": Int(), "width": Int(), "height": Int()},
        doc="A width x height window at (x, y) of HWC/NHWC images.",
-       aliases=("_npx__image_crop",), lists_input_names=False)
+       aliases=("_npx__image_crop",), lists_input_names=False,
+       gradient=lambda F, p, ins, outs, ogs: [F._internal._backward_image_crop(
+           ogs[0], ins[0], x=p.x, y=p.y, width=p.width, height=p.height)])
 define("_image_flip_left_right",
        lambda p, x: flip(x, 1, "image.flip_left_right"),
        _image_rule("image.flip_left_right"),
        params={},
        doc="Mirror an HWC image left to right.",
-       aliases=("_npx__image_flip_left_right",), lists_input_names=False)
+       aliases=("_npx__image_flip_left_right",), lists_input_names=False, gradient=_copy_grad)
 define("_image_flip_top_bottom",
        lambda p, x: flip(x, 0, "image.flip_top_bottom"),
        _image_rule("image.flip_top_bottom"),
        params={},
        doc="Mirror an HWC image top to bottom.",
-       aliases=("_npx__image_flip_top_bottom",), lists_input_names=False)
+       aliases=("_npx__image_flip_top_bottom",), lists_input_names=False, gradient=_copy_grad)
 define("_image_random_flip_left_right",
        lambda p, x: random_flip(x, 1, "image.random_flip_left_right"),
        _image_rule("image.random_flip_left_right"),
        params={},
        doc="flip_left_right with probability 1/2.",
        aliases=("_npx__image_random_flip_left_right",),
-       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False,
+       no_gradient="MXNet 1.9.1 registers no FGradient for _image_random_flip_left_right")
 define("_image_random_flip_top_bottom",
        lambda p, x: random_flip(x, 0, "image.random_flip_top_bottom"),
        _image_rule("image.random_flip_top_bottom"),
        params={},
        doc="flip_top_bottom with probability 1/2.",
        aliases=("_npx__image_random_flip_top_bottom",),
-       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False, gradient=_copy_grad)
 
 _FACTORS = {"min_factor": Float(), "max_factor": Float()}
 for _name, _adjust in (("brightness", adjust_brightness), ("contrast", adjust_contrast),
@@ -488,7 +508,7 @@ for _name, _adjust in (("brightness", adjust_brightness), ("contrast", adjust_co
            doc=f"Adjust the {_name} of an HWC image by a factor drawn from "
                "[min_factor, max_factor).",
            aliases=(f"_npx__image_random_{_name}",),
-           no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
+           no_onnx=_NO_ONNX_RANDOM, lists_input_names=False, gradient=_copy_grad)
 
 define("_image_random_color_jitter",
        lambda p, x: random_color_jitter(x, p.brightness, p.contrast, p.saturation, p.hue),
@@ -497,20 +517,21 @@ define("_image_random_color_jitter",
                "hue": Float()},
        doc="Brightness, contrast, saturation and hue jitter in a random order.",
        aliases=("_npx__image_random_color_jitter",),
-       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False,
+       no_gradient="MXNet 1.9.1 registers no FGradient for _image_random_color_jitter")
 define("_image_adjust_lighting",
        lambda p, x: adjust_lighting(x, p.alpha),
        _image_rule("image.adjust_lighting"),
        params={"alpha": FloatTuple()},
        doc="AlexNet-style PCA lighting with given alphas.",
-       aliases=("_npx__image_adjust_lighting",), lists_input_names=False)
+       aliases=("_npx__image_adjust_lighting",), lists_input_names=False, gradient=_copy_grad)
 define("_image_random_lighting",
        lambda p, x: random_lighting(x, p.alpha_std),
        _image_rule("image.random_lighting"),
        params={"alpha_std": Float(0.05)},
        doc="AlexNet-style PCA lighting noise, alphas drawn from N(0, alpha_std).",
        aliases=("_npx__image_random_lighting",),
-       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False)
+       no_onnx=_NO_ONNX_RANDOM, lists_input_names=False, gradient=_copy_grad)
 
 
 # --- ONNX lowerings ---------------------------------------------------------------------------
@@ -599,3 +620,61 @@ lowering("_image_crop")(_crop_onnx)
 lowering("_image_flip_left_right")(_flip_onnx(1, "image.flip_left_right"))
 lowering("_image_flip_top_bottom")(_flip_onnx(0, "image.flip_top_bottom"))
 lowering("_image_adjust_lighting")(_adjust_lighting_onnx)
+
+
+# --- backward kernels (MXNet's _backward_image_crop / _backward_image_normalize) ------------------
+def _crop_backward(p, og: np.ndarray, data: np.ndarray) -> np.ndarray:
+    grad = np.zeros(data.shape, dtype=og.dtype)
+    grad[..., p.y:p.y + p.height, p.x:p.x + p.width, :] = og
+    return grad
+
+
+define("_backward_image_crop", _crop_backward, lambda p, s: (s, [s[1]]),
+       params={"x": Int(), "y": Int(), "width": Int(), "height": Int()},
+       inputs=("ograd", "data"), infer_type=lambda p, t: (t, [t[0]]),
+       no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+       doc="image.crop's gradient: inputs (ograd, data); ``ograd`` written into zeros shaped like "
+           "the data at the window, as MXNet's CropBackwardImpl.")
+
+
+def _normalize_backward(p, og: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """``ograd * (1.0 / std[c])`` in double, as MXNet's NormalizeBackward."""
+    _, std = normalize_values(data.shape, p.mean, p.std)
+    scale = (1.0 / std.astype(np.float64)).reshape(-1, 1, 1)
+    return (og.astype(np.float64) * scale).astype(og.dtype)
+
+
+define("_backward_image_normalize", _normalize_backward, lambda p, s: (s, [s[1]]),
+       params={"mean": FloatTuple((0.0, 0.0, 0.0, 0.0)),
+               "std": FloatTuple((1.0, 1.0, 1.0, 1.0))},
+       inputs=("ograd", "data"), infer_type=lambda p, t: (t, [t[0]]),
+       no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+       doc="image.normalize's gradient: inputs (ograd, data); ``ograd / std[c]``.")
+
+
+def _crop_backward_onnx(ctx: LoweringContext) -> None:
+    """``Pad`` of the gradient with zeros: (y, x) before, the rest of the data's size after."""
+    p = ctx.params
+    rank = len(ctx.in_shapes[1])
+    begin = np.zeros(rank, np.int64)
+    begin[rank - 3], begin[rank - 2] = p.y, p.x
+    total = ctx.make("Sub", [ctx.make("Shape", [ctx.inputs[1]]),
+                             ctx.make("Shape", [ctx.inputs[0]])])
+    start = ctx.const(begin, "begin")
+    pads = ctx.make("Concat", [start, ctx.make("Sub", [total, start])], axis=0)
+    ctx.make("Pad", [ctx.inputs[0], pads], outputs=[ctx.outputs[0]])
+
+
+def _normalize_backward_onnx(ctx: LoweringContext) -> None:
+    """``ograd * (1 / std)`` with a (C, 1, 1) constant, in float (double for float64)."""
+    p = ctx.params
+    _, std = normalize_values(tuple(ctx.in_shapes[1]), p.mean, p.std)
+    dt = np.dtype(ctx.in_dtypes[0])
+    work = _work(dt)
+    scale = ctx.const((1.0 / std.astype(np.float64)).astype(work).reshape(-1, 1, 1), "scale")
+    y = ctx.make("Mul", [_to(ctx, ctx.inputs[0], dt, work), scale])
+    _to(ctx, y, work, dt, out=True)
+
+
+lowering("_backward_image_crop")(_crop_backward_onnx)
+lowering("_backward_image_normalize")(_normalize_backward_onnx)
