@@ -46,7 +46,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims
-from ..registry import define
+from ..registry import define, zero_gradient
 from .boxes import (
     FORMATS,
     as_f32,
@@ -175,7 +175,30 @@ define(
     compute=_box_nms, infer_shape=_nms_shape, num_outputs=2, num_visible_outputs=1,
     aliases=("_contrib_box_non_maximum_suppression",),
     doc="Non-maximum suppression of ``[..., N, W]`` box rows; suppressed rows become -1.",
-    check_shapes=True, lists_input_names=False)
+    check_shapes=True, lists_input_names=False,
+    gradient=lambda F, p, ins, outs, ogs: [
+        F._internal._backward_contrib_box_nms(ogs[0], outs[1])])
+
+
+def _box_nms_backward(p, og: np.ndarray, record: np.ndarray) -> np.ndarray:
+    """Each output row's gradient copied back to the input row it came from (``record``, the
+    flat row index; -1 for none), zeros elsewhere: MXNet's ``nms_backward``. Like MXNet, the
+    gradient is not converted back when ``out_format`` differs from ``in_format``."""
+    rows = og.reshape(-1, og.shape[-1])
+    src = record.reshape(-1).astype(np.int64)
+    grad = np.zeros_like(rows)
+    kept = src >= 0
+    grad[src[kept]] = rows[kept]
+    return grad.reshape(og.shape)
+
+
+define(
+    "_backward_contrib_box_nms", params={}, inputs=("ograd", "record"),
+    compute=_box_nms_backward, infer_shape=lambda p, s: (s, [s[0]]),
+    infer_type=lambda p, t: (t, [t[0]]),
+    no_gradient="a backward kernel: MXNet 1.9.1 registers no gradient for it",
+    doc="box_nms's gradient: inputs (ograd of the output, the hidden record output); each "
+        "kept row's gradient goes back to its input row.")
 
 
 # --- box_iou ---------------------------------------------------------------------------------
@@ -202,7 +225,8 @@ def _box_iou(p, lhs, rhs):
 define(
     "_contrib_box_iou", params={"format": Enum(FORMATS, "corner")},
     compute=_box_iou, inputs=("lhs", "rhs"), infer_shape=_iou_shape,
-    doc="Pairwise IoU of ``lhs [..., 4]`` and ``rhs [..., 4]`` boxes.", check_shapes=True)
+    doc="Pairwise IoU of ``lhs [..., 4]`` and ``rhs [..., 4]`` boxes.", check_shapes=True,
+    gradient=zero_gradient)  # MXNet's _backward_contrib_box_iou writes zeros
 
 
 # --- bipartite_matching ----------------------------------------------------------------------
@@ -260,7 +284,8 @@ define(
             "before the next pick) with no ONNX operator to express it short of a Loop; it "
             "builds training targets (SSD), not inference outputs",
     doc="Greedy bipartite matching of a ``[..., R, C]`` score matrix.", check_shapes=True,
-    lists_input_names=False)
+    lists_input_names=False,
+    gradient=zero_gradient)  # MXNet's _backward_contrib_bipartite_matching writes zeros
 
 
 # --- box_encode / box_decode -----------------------------------------------------------------
@@ -314,7 +339,8 @@ define(
     "_contrib_box_encode", params={}, compute=_box_encode,
     inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
     infer_shape=_encode_shape, num_outputs=2,
-    doc="Encode matched reference boxes against anchors: (targets, masks).", check_shapes=True)
+    doc="Encode matched reference boxes against anchors: (targets, masks).", check_shapes=True,
+    gradient=zero_gradient)  # MXNet: MakeZeroGradNodes
 
 
 def _decode_shape(p, in_shapes):
@@ -357,7 +383,7 @@ define(
             "clip": Float(-1.0), "format": Enum(FORMATS, "center")},
     compute=_box_decode, inputs=("data", "anchors"), infer_shape=_decode_shape,
     doc="Decode ``(B, N, 4)`` box regressions against anchors into corner boxes.",
-    check_shapes=True)
+    check_shapes=True, gradient=zero_gradient)  # MXNet: MakeZeroGradNodes
 
 
 # --- box_nms ---------------------------------------------------------------------------------
@@ -608,7 +634,28 @@ def _box_encode_onnx(ctx: LoweringContext) -> None:
         deliver(ctx, ctx.make("Cast", [mask], to=onnx_type(dtype)), 1)
 
 
+def _box_nms_backward_onnx(ctx: LoweringContext) -> None:
+    """``ScatterND`` of the ``(M, W)`` gradient rows to their recorded input rows; rows without
+    a record (-1) go to an extra last row, dropped after."""
+    width = int(ctx.in_shapes[0][-1])
+    rows = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1, width], "rows")])
+    count = ctx.make("Slice", [ctx.make("Shape", [rows]), ctx.ints([0], "s"), ctx.ints([1], "e")])
+    src = ctx.cast_to(ctx.make("Reshape", [ctx.inputs[1], ctx.ints([-1, 1], "col")]), np.int64)
+    src = ctx.make("Where", [ctx.make("Less", [src, ctx.const(np.asarray(0, np.int64), "zero")]),
+                             count, src])
+    from onnx import numpy_helper
+
+    zero = numpy_helper.from_array(np.zeros(1, np.dtype(ctx.in_dtypes[0])), "value")
+    size = ctx.make("Concat", [ctx.make("Add", [count, ctx.ints([1], "one")]),
+                               ctx.ints([width], "width")], axis=0)
+    zeros = ctx.make("ConstantOfShape", [size], value=zero)
+    grad = ctx.make("ScatterND", [zeros, src, rows])
+    grad = ctx.make("Slice", [grad, ctx.ints([0], "s0"), count, ctx.ints([0], "ax")])
+    ctx.make("Reshape", [grad, ctx.make("Shape", [ctx.inputs[0]])], outputs=[ctx.outputs[0]])
+
+
 lowering("_contrib_box_nms")(_box_nms_onnx)
+lowering("_backward_contrib_box_nms")(_box_nms_backward_onnx)
 lowering("_contrib_box_iou")(_box_iou_onnx)
 lowering("_contrib_box_decode")(_box_decode_onnx)
 lowering("_contrib_box_encode")(_box_encode_onnx)

@@ -20,7 +20,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
-from ..registry import define
+from ..registry import define, zero_gradient
 from .boxes import (
     as_f32,
     columns,
@@ -111,7 +111,7 @@ define(
     compute=_multibox_prior, infer_shape=_prior_shape,
     infer_type=float32_only("MultiBoxPrior"), aliases=("_npx_multibox_prior",),
     doc="SSD prior (anchor) boxes for a feature map: ``(1, H*W*A, 4)`` corners.", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=zero_gradient)  # MXNet's backward writes zeros
 
 
 # --- MultiBoxDetection -----------------------------------------------------------------------
@@ -219,7 +219,8 @@ define(
     infer_shape=_detection_shape, infer_type=float32_only("MultiBoxDetection"),
     aliases=("_npx_multibox_detection",),
     doc="SSD detection output ``(B, A, 6)`` rows ``[id, score, xmin, ymin, xmax, ymax]``.",
-    check_shapes=True, lists_output_names=True)
+    check_shapes=True, lists_output_names=True,
+    gradient=zero_gradient)  # MXNet's legacy backward writes zeros to every input
 
 
 # --- MultiBoxTarget --------------------------------------------------------------------------
@@ -360,7 +361,7 @@ define(
     no_onnx="training-target generation (greedy per-ground-truth anchor matching and hard "
             "negative mining, both sequential); inference graphs do not contain it",
     doc="SSD training targets: (loc_target, loc_mask, cls_target) per anchor.", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=zero_gradient)  # MXNet's backward writes zeros
 
 
 # --- ONNX export -----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering, onnx_reduce
 from ..lowering.dims import Dims
-from ..registry import define
+from ..registry import define, zero_gradient
 from .boxes import (
     float32_only,
     gather_rows,
@@ -189,7 +189,8 @@ for _name, _fn, _per_image in (("_contrib_Proposal", _proposal, False),
         num_visible_outputs=lambda p: 2 if p.output_score else 1,
         output_names=("output", "score"),
         doc="RPN region proposals: rows ``[batch_index, x1, y1, x2, y2]`` (+ scores).",
-        check_shapes=True, lists_output_names=True)
+        check_shapes=True, lists_output_names=True,
+        gradient=zero_gradient)  # MXNet's legacy backward writes zeros to every input
 
 
 # --- Proposal / MultiProposal ----------------------------------------------------------------
