@@ -236,3 +236,27 @@ def test_rnn_dropout_backward_graph_matches_tape():
     got = graph_grads(case, inputs, hgs, train=True)
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"input {i}")
+
+
+_RNN_ROWS = [pytest.param(c, id=c["name"]) for c in __import__(
+    "tests.ops.cases_rnn", fromlist=["CASES"]).CASES
+    if c["op"] == "RNN" and "projection_size" not in c["attrs"]]
+
+
+@pytest.mark.parametrize("case", _RNN_ROWS)
+def test_rnn_training_forward_and_kept_activations(case):
+    """Training mode runs the recursion that keeps its activations for the backward pass: its
+    outputs equal the inference forward's (without dropout: bitwise), and the backward from the
+    kept activations gives MXNet's gradients (grad_rnn.npz; rtol 1e-4 / atol 1e-5)."""
+    attrs = {**case["attrs"], "p": 0.0}
+    inputs = [mx.nd.array(x, dtype=x.dtype) for x in make_inputs(case)]
+    infer = mx.nd.invoke("RNN", inputs, attrs)
+    with mx.autograd.train_mode():
+        train = mx.nd.invoke("RNN", inputs, attrs)
+    for a, b in zip(infer if isinstance(infer, list) else [infer],
+                    train if isinstance(train, list) else [train]):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    golden = load_grad_golden("rnn")
+    if case["name"] not in golden:
+        pytest.skip("no MXNet gradient recorded for this row")
+    check_grad_golden({**case, "attrs": attrs}, golden, train=True)

@@ -38,7 +38,8 @@ from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 
-__all__ = ["rnn_param_size", "GATES", "onnx_weight_layout", "unpack_params", "dropout_masks"]
+__all__ = ["rnn_param_size", "GATES", "onnx_weight_layout", "unpack_params", "dropout_masks",
+           "keep_for_backward", "kept_for_backward"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 """Gates per mode: the number of ``H``-row blocks in each weight matrix."""
@@ -180,15 +181,26 @@ def unpack_params(p, flat: np.ndarray, input_size: int) -> list[list[np.ndarray 
     return _unpack(p, flat, input_size)
 
 
-# Training-mode dropout masks between layers, by the forward call's output array: MXNet's RNN
-# is a stateful operator whose backward reads the masks its forward drew (its reserve space).
-_MASKS: dict[int, tuple[weakref.ref, list[np.ndarray]]] = {}
+# What a training-mode forward call keeps for its backward pass (the dropout masks it drew
+# between layers, each direction's step activations), by the call's output array: MXNet's RNN
+# is a stateful operator whose backward reads its forward's reserve space.
+_KEPT: dict[int, tuple[weakref.ref, dict]] = {}
 
 
-def _keep_masks(output: np.ndarray, masks: list[np.ndarray]) -> None:
+def keep_for_backward(output: np.ndarray, kept: dict) -> None:
+    """Remember ``kept`` for the backward pass of the call that returned ``output`` (dropped
+    with the array)."""
     key = id(output)
-    _MASKS[key] = (weakref.ref(output), masks)
-    weakref.finalize(output, _MASKS.pop, key, None)
+    _KEPT[key] = (weakref.ref(output), kept)
+    weakref.finalize(output, _KEPT.pop, key, None)
+
+
+def kept_for_backward(output: np.ndarray) -> dict | None:
+    """What the training-mode forward call that returned ``output`` kept, or ``None``."""
+    entry = _KEPT.get(id(output))
+    if entry is None or entry[0]() is not output:
+        return None
+    return entry[1]
 
 
 def dropout_masks(p, output: np.ndarray) -> list[np.ndarray] | None:
@@ -196,35 +208,23 @@ def dropout_masks(p, output: np.ndarray) -> list[np.ndarray] | None:
     between its layers (``None`` when it applied none: inference, ``p=0`` or one layer)."""
     if not (p.p > 0 and p.num_layers > 1):
         return None
-    entry = _MASKS.get(id(output))
-    if entry is None or entry[0]() is not output:
-        return None
-    return entry[1]
+    kept = kept_for_backward(output)
+    return None if kept is None else kept.get("masks")
 
 
 def _rnn_train(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray):
     """Training mode: as inference, with dropout ``p`` on the outputs of every layer but the
-    last (MXNet's RNN dropout), the masks kept for the backward pass."""
-    if not (p.p > 0 and p.num_layers > 1):
+    last (MXNet's RNN dropout); the step activations and masks are kept for the backward
+    pass (:mod:`.rnn_grad`). Options without a backward pass run as at inference."""
+    from .rnn_grad import train_forward, trainable
+
+    if not trainable(p) or data.dtype.kind != "f":
         return _rnn(p, data, params, state, *rest)
-    from ..._core.rng import generator
-
-    keep = 1.0 - p.p
-    rng = generator()
-    masks: list[np.ndarray] = []
-
-    def drop(x: np.ndarray) -> np.ndarray:
-        mask = ((rng.random(x.shape) < keep) / keep).astype(x.dtype)
-        masks.append(mask)
-        return x * mask
-
-    result = _rnn(p, data, params, state, *rest, between=drop)
-    _keep_masks(result[0], masks)
-    return result
+    _rnn_shape(p, [data.shape, params.shape, state.shape] + [r.shape for r in rest])
+    return train_forward(p, data, params, state, *rest)
 
 
-def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray,
-         between: Callable[[np.ndarray], np.ndarray] | None = None):
+def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.ndarray):
     _check_options(p)
     if data.dtype.kind != "f":
         raise DTypeError(f"RNN: data must be float16/32/64, got {data.dtype.name}")
@@ -246,8 +246,6 @@ def _rnn(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, *rest: np.n
             hs.append(h)
             cs.append(c)
         x = np.concatenate(outs, axis=2) if dirs == 2 else outs[0]
-        if between is not None and layer < p.num_layers - 1:
-            x = between(x)
     result = [x.astype(data.dtype)]
     if p.state_outputs:
         result.append(np.stack(hs).astype(data.dtype))

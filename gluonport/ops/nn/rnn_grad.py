@@ -29,9 +29,9 @@ from ..._core.attr_fields import Bool, Enum, Float, Int, Optional
 from ...errors import OpAttributeError
 from ..lowering import LoweringContext, lowering
 from ..registry import OpDef, register
-from .rnn import GATES, dropout_masks, unpack_params
+from .rnn import GATES, keep_for_backward, kept_for_backward, unpack_params
 
-__all__ = ["check_trainable"]
+__all__ = ["check_trainable", "trainable", "train_forward"]
 
 
 def check_trainable(p) -> None:
@@ -46,6 +46,12 @@ def check_trainable(p) -> None:
     if p.lstm_state_clip_min is not None or p.lstm_state_clip_max is not None:
         raise OpAttributeError("RNN: lstm_state_clip_min/max have no backward pass here (only "
                                "MXNet's cuDNN kernels honour the clip)")
+
+
+def trainable(p) -> bool:
+    """Whether the backward pass supports these options (see :func:`check_trainable`)."""
+    return (p.projection_size is None and not p.use_sequence_length
+            and p.lstm_state_clip_min is None and p.lstm_state_clip_max is None)
 
 
 def _sig(x: np.ndarray) -> np.ndarray:
@@ -103,8 +109,8 @@ class _Direction:
         T, N = dy.shape[:2]
         gates = GATES[self.mode] * H
         dxw = np.zeros((T, N, gates), dy.dtype)
-        dwh = np.zeros_like(self.wh)
-        dbh = np.zeros(gates, dy.dtype)
+        dhws = np.zeros((T, N, gates), dy.dtype)
+        hps = np.zeros((T, N, self.wh.shape[1]), dy.dtype)
         for t in reversed(self.steps):
             dh = dh + dy[t]
             hp = self.h_prev[t]
@@ -130,9 +136,12 @@ class _Direction:
                 dhw = da
                 dh_keep = 0.0
             dxw[t] = da
-            dwh += dhw.T @ hp
-            dbh += dhw.sum(axis=0)
+            dhws[t] = dhw
+            hps[t] = hp
             dh = dhw @ self.wh + dh_keep
+        flat_dhw = dhws.reshape(T * N, gates)  # one GEMM for the recurrent weights
+        dwh = flat_dhw.T @ hps.reshape(T * N, -1)
+        dbh = flat_dhw.sum(axis=0)
         flat_dxw = dxw.reshape(T * N, gates)
         dwx = flat_dxw.T @ self.x.reshape(T * N, -1)
         dx = (flat_dxw @ self.wx).reshape(T, N, -1)
@@ -146,39 +155,76 @@ def _rnn_backward(train: bool):
     return kernel
 
 
-def _bptt(p, train: bool, arrays: tuple) -> list:
-    check_trainable(p)
-    lstm = p.mode == "lstm"
-    n_grads = (1 + (2 if lstm else 1)) if p.state_outputs else 1
-    ograds, (data, params, state, *rest) = arrays[:n_grads], arrays[n_grads:-1]
-    forward_output = arrays[-1]
+def _run_layers(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, rest: tuple,
+                drop=None) -> tuple:
+    """The forward recursion keeping each direction's activations: ``(output, hs, cs, layers,
+    masks)``; ``drop(x)`` (training dropout) applies between layers."""
     acc = np.float32 if data.dtype == np.float16 else data.dtype
-    cell0 = rest[0].astype(acc) if lstm else None
-    flat_grad = np.zeros(params.shape, acc)
+    cell0 = rest[0].astype(acc) if p.mode == "lstm" else None
     weights = unpack_params(p, params.astype(acc), data.shape[2])
-    grads = unpack_params(p, flat_grad, data.shape[2])
     dirs = 2 if p.bidirectional else 1
-    masks = dropout_masks(p, forward_output) if train else None
-    if train and p.p > 0 and p.num_layers > 1 and masks is None:
-        raise OpAttributeError("RNN: the dropout masks of this training-mode forward call are "
-                               "gone (its output array was copied); run backward on the "
-                               "recorded output")
-    # forward again, keeping the activations
-    x, layers, inputs = data.astype(acc), [], []
+    x, layers, masks, hs, cs = data.astype(acc), [], [], [], []
     for layer in range(p.num_layers):
         cells, outs = [], []
         for d in range(dirs):
             k = layer * dirs + d
             cell = _Direction(p.mode, p.state_size, weights[k])
-            y, _, _ = cell.forward(x, state[k].astype(acc), None if cell0 is None else cell0[k],
+            y, h, c = cell.forward(x, state[k].astype(acc), None if cell0 is None else cell0[k],
                                    d == 1)
             cells.append(cell)
             outs.append(y)
+            hs.append(h)
+            cs.append(c)
         layers.append(cells)
-        inputs.append(x)
         x = np.concatenate(outs, axis=2) if dirs == 2 else outs[0]
-        if masks is not None and layer < p.num_layers - 1:
-            x = x * masks[layer]
+        if drop is not None and layer < p.num_layers - 1:
+            mask = drop(x)
+            masks.append(mask)
+            x = x * mask
+    return x, hs, cs, layers, masks
+
+
+def train_forward(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
+                  *rest: np.ndarray) -> list:
+    """RNN's training-mode forward: dropout ``p`` between layers, and the activations and
+    masks kept (by the output array) for :func:`_bptt`, which then skips re-running it."""
+    drop = None
+    if p.p > 0 and p.num_layers > 1:
+        from ..._core.rng import generator
+
+        rng, keep = generator(), 1.0 - p.p
+
+        def drop(x: np.ndarray) -> np.ndarray:
+            return ((rng.random(x.shape) < keep) / keep).astype(x.dtype)
+
+    x, hs, cs, layers, masks = _run_layers(p, data, params, state, rest, drop)
+    result = [x.astype(data.dtype)]
+    if p.state_outputs:
+        result.append(np.stack(hs).astype(data.dtype))
+        if p.mode == "lstm":
+            result.append(np.stack(cs).astype(data.dtype))
+    keep_for_backward(result[0], {"masks": masks, "layers": layers})
+    return result
+
+
+def _bptt(p, train: bool, arrays: tuple) -> list:
+    check_trainable(p)
+    lstm = p.mode == "lstm"
+    n_grads = (1 + (2 if lstm else 1)) if p.state_outputs else 1
+    ograds, (data, params, state, *rest) = arrays[:n_grads], arrays[n_grads:-1]
+    acc = np.float32 if data.dtype == np.float16 else data.dtype
+    kept = kept_for_backward(arrays[-1]) if train else None
+    if kept is None:
+        if train and p.p > 0 and p.num_layers > 1:
+            raise OpAttributeError("RNN: the dropout masks of this training-mode forward call "
+                                   "are gone (its output array was copied); run backward on "
+                                   "the recorded output")
+        _, _, _, layers, masks = _run_layers(p, data, params, state, tuple(rest))
+    else:
+        layers, masks = kept["layers"], kept["masks"]
+    flat_grad = np.zeros(params.shape, acc)
+    grads = unpack_params(p, flat_grad, data.shape[2])
+    dirs = 2 if p.bidirectional else 1
     dy = ograds[0].astype(acc)
     dstate = (ograds[1].astype(acc) if p.state_outputs
               else np.zeros(state.shape, acc))
@@ -188,7 +234,7 @@ def _bptt(p, train: bool, arrays: tuple) -> list:
     d_cell0 = np.zeros(rest[0].shape, acc) if lstm else None
     H = p.state_size
     for layer in range(p.num_layers - 1, -1, -1):
-        if masks is not None and layer < p.num_layers - 1:
+        if masks and layer < p.num_layers - 1:
             dy = dy * masks[layer]
         dx = 0.0
         for d in range(dirs):
