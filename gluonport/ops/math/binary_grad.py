@@ -191,8 +191,9 @@ def _onnx_sum_to(ctx: LoweringContext, y: str, k: int) -> str:
     rank = len(ctx.in_shapes[0])
     shape, dyn = ctx.in_shapes[k], ctx.in_dynamic[k]
     lead = rank - len(shape)
-    axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
-                                if d == 1 and not dyn[i] and ctx.in_shapes[0][lead + i] != 1]
+    og_shape, og_dyn = ctx.in_shapes[0], ctx.in_dynamic[0]
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(shape) if d == 1 and not dyn[i]
+                                and (og_shape[lead + i] != 1 or og_dyn[lead + i])]
     if not axes:
         return y
     r = onnx_reduce(ctx, "ReduceSum", y, axes, True)
