@@ -97,9 +97,14 @@ def test_moving_statistics_untouched_without_backward():
     np.testing.assert_array_equal(arrays[4].asnumpy(), ins[4])
 
 
-@pytest.mark.parametrize("name, hybridize", [("gluon_bn", False), ("gluon_bn_hybrid", True)])
+@pytest.mark.parametrize("name, hybridize", [("gluon_bn", False), ("gluon_bn_hybrid", True),
+                                             ("gluon_sync_bn", False),
+                                             ("gluon_sync_bn_hybrid", True)])
 def test_gluon_batchnorm_block(name, hybridize):
-    net = mx.gluon.nn.BatchNorm(momentum=0.8, in_channels=3)
+    if "sync" in name:  # one device: SyncBatchNorm trains as BatchNorm, as in MXNet
+        net = mx.gluon.contrib.nn.SyncBatchNorm(momentum=0.8, in_channels=3, num_devices=1)
+    else:
+        net = mx.gluon.nn.BatchNorm(momentum=0.8, in_channels=3)
     net.initialize()
     if hybridize:
         net.hybridize()

@@ -14,8 +14,9 @@ head gradient (``train_mode`` the same); ``train_mode.npz`` holds per case ``<ca
 ``<case>/fwd_var`` (the moving statistics after the forward pass), ``<case>/mean``, ``<case>/var``
 (after the backward pass) and ``<case>/grad<i>`` (data, gamma, beta).
 
-Gluon cases (``gluon_*``): an ``nn.BatchNorm`` block (imperative, and hybridized) takes two
-training steps (record, forward, backward) on two batches; the golden holds the batches, the
+Gluon cases (``gluon_*``): an ``nn.BatchNorm`` block and a one-device
+``contrib.nn.SyncBatchNorm`` (imperative, and hybridized) take two
+training steps each (record, forward, backward) on two batches; the golden holds the batches, the
 head gradients, the block's running_mean/running_var after each step and the data gradients.
 Deterministic: re-running gives the same file.
 """
@@ -78,9 +79,12 @@ def _case(out, name, op, shape, dtype, pdtype, attrs, train, seed):
         out[f"{name}/grad{i}"] = arrays[i].grad.asnumpy()
 
 
-def _gluon(out, name, hybridize, seed):
+def _gluon(out, name, hybridize, seed, sync=False):
     rng = np.random.RandomState(seed)
-    net = mx.gluon.nn.BatchNorm(momentum=0.8, in_channels=3)
+    if sync:  # one device: SyncBatchNorm is BatchNorm
+        net = mx.gluon.contrib.nn.SyncBatchNorm(momentum=0.8, in_channels=3, num_devices=1)
+    else:
+        net = mx.gluon.nn.BatchNorm(momentum=0.8, in_channels=3)
     net.initialize()
     if hybridize:
         net.hybridize()
@@ -105,6 +109,8 @@ def main():
         _case(out, name, op, shape, dtype, pdtype, attrs, train, 100 + k)
     _gluon(out, "gluon_bn", False, 7)
     _gluon(out, "gluon_bn_hybrid", True, 7)
+    _gluon(out, "gluon_sync_bn", False, 7, sync=True)
+    _gluon(out, "gluon_sync_bn_hybrid", True, 7, sync=True)
     np.savez(os.path.join(HERE, "train_mode.npz"), **out)
     print(f"wrote {len(out)} arrays")
 
