@@ -24,8 +24,16 @@ keyword arguments as strings. Porting code that defines one needs only the impor
         def forward(self, is_train, req, in_data, out_data, aux):
             self.assign(out_data[0], req[0], in_data[0] * self.factor)
 
-gluonport runs custom ops for inference only: ``forward`` is called with ``is_train=False``
-and ``backward`` never is. A saved graph with a ``Custom`` node loads without its class (to
+Custom ops take part in autograd as in MXNet: ``forward`` gets ``is_train=True`` in a
+training-mode call (``autograd.record()``, an executor's ``forward(is_train=True)``), and a
+backward pass calls ``backward(req, out_grad, in_data, out_data, in_grad, aux)``, which writes
+``in_grad`` with :meth:`CustomOp.assign` (``req`` is ``'write'``; the ``in_grad`` arrays start
+as zeros). ``CustomOpProp.declare_backward_dependency`` says which of ``out_grad``/``in_data``/
+``out_data`` the backward reads (the others arrive as ``None``); ``need_top_grad=False`` (a
+loss) leaves ``out_grad`` out. The backward runs on the ``CustomOp`` object whose ``forward``
+made the outputs, so state kept on ``self`` carries over, as in MXNet.
+
+A saved graph with a ``Custom`` node loads without its class (to
 inspect or convert the rest), but running it needs the module that registers the ``op_type``
 imported first, as in MXNet. Custom ops have no ONNX form; give one with
 ``gluonport.onnx.register_converter("Custom")`` (``ctx.params.op_type`` names the op type).
@@ -58,7 +66,8 @@ class CustomOp:
 
     def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list,
                  in_grad: list, aux: list) -> None:
-        """Gradients; never called by gluonport (inference only)."""
+        """Write the inputs' gradients into ``in_grad`` with :meth:`assign` (MXNet's base
+        class does nothing, leaving them zero)."""
 
     def assign(self, dst: Any, req: str, src: Any) -> None:
         """Write ``src`` into ``dst`` as ``req`` says: ``'null'`` skips, ``'write'`` and
@@ -137,19 +146,63 @@ def get_all_registered_operators() -> list[str]:
     return list(_PROPS)
 
 
+#: the CustomOp that made a forward output: id(output array) -> (weakref to it, the op)
+_MADE_BY: dict[int, tuple[Any, CustomOp]] = {}
+
+
+def _remember(outputs: list[np.ndarray], op: CustomOp) -> None:
+    import weakref
+
+    for arr in outputs[:1]:
+        key = id(arr)
+        _MADE_BY[key] = (weakref.ref(arr), op)
+        weakref.finalize(arr, _MADE_BY.pop, key, None)
+
+
+def _maker(out_data: list) -> CustomOp | None:
+    for arr in out_data[:1]:
+        hit = _MADE_BY.get(id(arr)) if arr is not None else None
+        if hit is not None and hit[0]() is arr:
+            return hit[1]
+    return None
+
+
 def _run(prop: CustomOpProp, args: list[np.ndarray], aux: list[np.ndarray],
-         out_shapes: list[tuple], out_types: list[np.dtype]) -> list[np.ndarray]:
-    """Create ``prop``'s CustomOp and run its ``forward`` (``is_train=False``) on NDArrays."""
+         out_shapes: list[tuple], out_types: list[np.dtype],
+         is_train: bool = False) -> list[np.ndarray]:
+    """Create ``prop``'s CustomOp and run its ``forward`` on NDArrays."""
     from .context import cpu
     from .ndarray import NDArray
 
     op = prop.create_operator(cpu(), [list(a.shape) for a in args],
                               [a.dtype.type for a in args])
     out_data = [NDArray(np.zeros(s, t)) for s, t in zip(out_shapes, out_types)]
-    op.forward(is_train=False, req=["write"] * len(out_data), in_data=[NDArray(a) for a in args],
-               out_data=out_data, aux=[NDArray(a) for a in aux])
-    return [o.asnumpy() for o in out_data]
+    op.forward(is_train=bool(is_train), req=["write"] * len(out_data),
+               in_data=[NDArray(a) for a in args], out_data=out_data,
+               aux=[NDArray(a) for a in aux])
+    outs = [o.asnumpy() for o in out_data]
+    _remember(outs, op)
+    return outs
+
+
+def _run_backward(prop: CustomOpProp, out_grad: list, in_data: list, out_data: list,
+                  aux: list, in_shapes: list, in_types: list) -> list[np.ndarray]:
+    """Run the ``backward`` of the CustomOp that made ``out_data`` (a new one from
+    ``create_operator`` when that is gone) and return ``in_grad``."""
+    from .context import cpu
+    from .ndarray import NDArray
+
+    op = _maker(out_data) or prop.create_operator(cpu(), [list(s) for s in in_shapes],
+                                                  [np.dtype(t).type for t in in_types])
+    in_grad = [NDArray(np.zeros(s, t)) for s, t in zip(in_shapes, in_types)]
+
+    def wrap(arrays: list) -> list:
+        return [None if a is None else NDArray(np.ascontiguousarray(a)) for a in arrays]
+
+    op.backward(req=["write"] * len(in_grad), out_grad=wrap(out_grad), in_data=wrap(in_data),
+                out_data=wrap(out_data), in_grad=in_grad, aux=wrap(aux))
+    return [g.asnumpy() for g in in_grad]
 
 
 # the Custom op (ops/custom.py) runs the props registered here
-_custom_op.attach_runtime(_PROPS, _run)
+_custom_op.attach_runtime(_PROPS, _run, _run_backward)

@@ -3,7 +3,18 @@
 The node's attributes are ``op_type`` (the name given to ``@operator.register``) plus the
 keyword arguments of the call, kept as strings and handed to the registered ``CustomOpProp``
 as MXNet does. Inputs, auxiliary states, outputs and shape/type inference come from that prop;
-the compute creates its ``CustomOp`` and calls ``forward(is_train=False, ...)`` with NDArrays.
+the compute creates its ``CustomOp`` and calls ``forward(is_train, ...)`` with NDArrays
+(``is_train`` True for a training-mode call: ``autograd.record()``, ``forward(is_train=True)``).
+
+Gradients, as MXNet's: the op's rule calls ``_backward_Custom``, whose inputs are the output
+gradients, the forward inputs, the forward outputs and the auxiliary states; its compute runs
+the user's ``CustomOp.backward(req, out_grad, in_data, out_data, in_grad, aux)`` with
+``req='write'`` and zeroed ``in_grad`` arrays. Only what the prop's
+``declare_backward_dependency`` names is handed over (the rest are ``None``, where MXNet hands
+empty arrays); by default that is the output gradients (unless ``need_top_grad=False``), the
+inputs and the outputs. The backward uses the same ``CustomOp`` object the forward created when
+it can be found (its outputs are still alive), so state kept on ``self`` in ``forward`` reaches
+``backward`` as in MXNet.
 
 The Python side lives a layer above, in :mod:`gluonport.operator`: when imported, it hands this
 module the table of registered props and the function that runs a ``CustomOp`` on NDArrays
@@ -43,18 +54,24 @@ _PROP_CACHE: dict[tuple[type, Params], Any] = {}
 # set by gluonport.operator: "props" {op_type: CustomOpProp subclass}, "run" (see attach_runtime)
 _RUNTIME: dict[str, Any] = {"props": {}}
 
-#: ``run(prop, args, aux, out_shapes, out_dtypes) -> outputs``: create the prop's CustomOp and run
-#: its ``forward`` on numpy arrays (wrapped as the NDArrays user code expects).
-Runner = Callable[[Any, list[np.ndarray], list[np.ndarray], list[tuple], list[np.dtype]],
+#: ``run(prop, args, aux, out_shapes, out_dtypes, is_train) -> outputs``: create the prop's
+#: CustomOp and run its ``forward`` on numpy arrays (wrapped as the NDArrays user code expects).
+Runner = Callable[[Any, list[np.ndarray], list[np.ndarray], list[tuple], list[np.dtype], bool],
                   list[np.ndarray]]
+#: ``run_backward(prop, out_grad, in_data, out_data, aux, in_shapes, in_dtypes) -> in_grads``:
+#: run the ``CustomOp``'s ``backward`` (entries the prop did not declare a dependency on are
+#: ``None``; the input shapes and dtypes size the gradients).
+BackwardRunner = Callable[[Any, list, list, list, list, list, list], list[np.ndarray]]
 
 
-def attach_runtime(props: Mapping[str, type], run: Runner) -> None:
+def attach_runtime(props: Mapping[str, type], run: Runner,
+                   run_backward: BackwardRunner | None = None) -> None:
     """Give ``Custom`` its Python side: the live table of registered props (``op_type`` -> a
-    ``CustomOpProp`` subclass) and the function running a ``CustomOp``. Called once, by
-    :mod:`gluonport.operator` when it is imported."""
+    ``CustomOpProp`` subclass) and the functions running a ``CustomOp``'s forward and backward.
+    Called once, by :mod:`gluonport.operator` when it is imported."""
     _RUNTIME["props"] = props
     _RUNTIME["run"] = run
+    _RUNTIME["run_backward"] = run_backward
 
 
 def _make_prop(op_type: str, kwargs: dict[str, str], node: str = "") -> Any:
@@ -140,12 +157,66 @@ def _infer_type(p: Params, in_types: list) -> tuple[list, list]:
     return [np.dtype(t) for t in ins + auxs], [np.dtype(t) for t in outs]
 
 
-def _compute(p: Params, *arrays: np.ndarray) -> list[np.ndarray]:
+def _compute(p: Params, *arrays: np.ndarray, is_train: bool = False) -> list[np.ndarray]:
     n_in = _arity(p)[0]
     args = [np.ascontiguousarray(a) for a in arrays[:n_in]]
     out_shapes = _infer_shape(p, [a.shape for a in arrays])[1]
     out_types = _infer_type(p, [a.dtype for a in arrays])[1]
-    return _RUNTIME["run"](_prop(p), args, list(arrays[n_in:]), out_shapes, out_types)
+    return _RUNTIME["run"](_prop(p), args, list(arrays[n_in:]), out_shapes, out_types,
+                           is_train)
+
+
+def _train_compute(p: Params, *arrays: np.ndarray) -> list[np.ndarray]:
+    return _compute(p, *arrays, is_train=True)
+
+
+def _gradient(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """The rule: one ``_backward_Custom`` node (the user's backward); aux states get none."""
+    n_in, n_aux, n_out = _arity(p)
+    res = F._internal._backward_Custom(*ograds[:n_out], *inputs[:n_in], *outputs[:n_out],
+                             *inputs[n_in:], **p.as_dict())
+    grads = [res] if n_in == 1 else [res[i] for i in range(n_in)]
+    return grads + [None] * n_aux
+
+
+def backward_dependencies(prop: Any) -> set[int]:
+    """Which of (output gradients, inputs, outputs), numbered in that order from 0, the prop's
+    ``declare_backward_dependency`` asks for (MXNet numbers them the same way)."""
+    n_in, n_out = len(prop.list_arguments()), len(prop.list_outputs())
+    deps = prop.declare_backward_dependency(list(range(n_out)),
+                                            list(range(n_out, n_out + n_in)),
+                                            list(range(n_out + n_in, 2 * n_out + n_in)))
+    return {int(d) for d in deps}
+
+
+def _backward_compute(p: Params, *arrays: np.ndarray) -> list[np.ndarray]:
+    n_in, n_aux, n_out = _arity(p)
+    run = _RUNTIME.get("run_backward")
+    if run is None:  # pragma: no cover - gluonport.operator attaches it with the props
+        raise UnsupportedOpError("Custom: no Python runtime attached", {"_backward_Custom": []})
+    prop = _prop(p)
+    deps = backward_dependencies(prop)
+    given = [a if k in deps else None for k, a in enumerate(arrays[:2 * n_out + n_in])]
+    return run(prop, given[:n_out], given[n_out:n_out + n_in], given[n_out + n_in:],
+               list(arrays[2 * n_out + n_in:]), [a.shape for a in arrays[n_out:n_out + n_in]],
+               [a.dtype for a in arrays[n_out:n_out + n_in]])
+
+
+def _backward_inputs(p: Params) -> list[str]:
+    prop = _prop(p)
+    outs, args = list(prop.list_outputs()), list(prop.list_arguments())
+    return ([f"{o}_grad" for o in outs] + args + [f"{o}_data" for o in outs]
+            + list(prop.list_auxiliary_states()))
+
+
+def _backward_shape(p: Params, in_shapes: list) -> tuple[list, list]:
+    n_in, _, n_out = _arity(p)
+    return in_shapes, list(in_shapes[n_out:n_out + n_in])
+
+
+def _backward_type(p: Params, in_types: list) -> tuple[list, list]:
+    n_in, _, n_out = _arity(p)
+    return in_types, list(in_types[n_out:n_out + n_in])
 
 
 register(OpDef(
@@ -158,9 +229,27 @@ register(OpDef(
     output_names=lambda p: list(_prop(p).list_outputs()),
     infer_shape=_infer_shape,
     infer_type=_infer_type,
+    train_compute=_train_compute,
     unavailable=_unavailable,
     no_onnx="runs the user's Python CustomOp; give it an ONNX form with "
             "gluonport.onnx.register_converter('Custom') (ctx.params.op_type names the op type)",
     doc="An operator written in Python: gluonport.operator.CustomOp/CustomOpProp/register.",
     lists_output_names=True,
+    gradient=_gradient,
+))
+
+register(OpDef(
+    "_backward_Custom",
+    params=_CustomSpec(),
+    compute=_backward_compute,
+    inputs=_backward_inputs,
+    num_outputs=lambda p: _arity(p)[0],
+    infer_shape=_backward_shape,
+    infer_type=_backward_type,
+    unavailable=_unavailable,
+    no_onnx="runs the user's Python CustomOp.backward",
+    no_gradient="MXNet registers no gradient for a custom op's backward",
+    doc="A Python custom op's gradients (CustomOp.backward). Inputs: the output gradients, the "
+        "forward inputs, the forward outputs, the auxiliary states; outputs: the inputs' "
+        "gradients.",
 ))
