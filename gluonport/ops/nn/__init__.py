@@ -8,10 +8,13 @@ compute, shape and type rules, ONNX lowering):
 * :mod:`.pool`: Pooling, Pooling_v1;
 * :mod:`.resize`: AdaptiveAvgPooling2D, BilinearResize2D, Pad, Crop;
 * :mod:`.norm`: BatchNorm (and SyncBatchNorm, BatchNormWithReLU), LayerNorm, InstanceNorm,
-  GroupNorm, L2Normalization, LRN;
-* :mod:`.output`: the legacy output heads (SoftmaxOutput, ...) and CTCLoss;
-* :mod:`.sequence`: SequenceMask, SequenceReverse, SequenceLast;
-* :mod:`.rnn`: the fused RNN op (rnn_relu, rnn_tanh, LSTM, GRU) and its weight layouts;
+  GroupNorm, L2Normalization, LRN (their backward kernels, which also update BatchNorm's
+  moving statistics, in :mod:`.norm_grad`);
+* :mod:`.output`: the legacy output heads (SoftmaxOutput, ...) and CTCLoss (their loss
+  backward kernels in :mod:`.output_grad`);
+* :mod:`.sequence`: SequenceMask, SequenceReverse, SequenceLast (and SequenceLast's backward);
+* :mod:`.rnn`: the fused RNN op (rnn_relu, rnn_tanh, LSTM, GRU) and its weight layouts
+  (back-propagation through time and the training forward in :mod:`.rnn_grad`);
 * :mod:`.attention`: _contrib_div_sqrt_dim and the interleaved attention matmuls;
 * :mod:`.deformable`: deformable convolution (DCNv1, DCNv2).
 
