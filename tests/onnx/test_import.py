@@ -540,16 +540,16 @@ def test_checker_failure_names_file(tmp_path):
 
 
 def test_all_unsupported_ops_listed_at_once():
-    nodes = [node("Relu", ["x"], ["a"], name="ok"), node("BitShift", ["a", "a"], ["b"],
-                                                          name="shift1", direction="LEFT"),
-             node("Unique", ["b"], ["c"], name="uniq"), node("BitShift", ["c", "c"], ["y"],
-                                                             name="shift2", direction="LEFT")]
+    nodes = [node("Relu", ["x"], ["a"], name="ok"), node("NonZero", ["a"], ["b"],
+                                                          name="nz1"),
+             node("Unique", ["b"], ["c"], name="uniq"), node("NonZero", ["c"], ["y"],
+                                                             name="nz2")]
     model = make_model(nodes, {"x": np.ones(3, np.uint8)}, ["y"], 13)
     with pytest.raises(UnsupportedOpError) as info:
         import_model(model)
     err = info.value
-    assert err.ops == {"BitShift": ["shift1", "shift2"], "Unique": ["uniq"]}
-    assert "'shift1'" in str(err) and "'uniq'" in str(err) and "'shift2'" in str(err)
+    assert err.ops == {"NonZero": ["nz1", "nz2"], "Unique": ["uniq"]}
+    assert "'nz1'" in str(err) and "'uniq'" in str(err) and "'nz2'" in str(err)
 
 
 def _external_model(tmp_path, location: str) -> str:
