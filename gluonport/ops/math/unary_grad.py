@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ..._core.attr_fields import Bool, Int
+from ..._core.attr_fields import Bool, Int, Params
 from ..lowering import LoweringContext, lowering
 from ..lowering import math as M
-from ..registry import OpDef, register, zero_gradient
+from ..registry import GradFn, OpDef, register, zero_gradient
 from . import special
 
-__all__ = ["UNARY_GRADS", "unary_rule"]
+__all__ = ["UNARY_GRADS", "unary_rule", "hard_sigmoid_grad", "clip_grad", "cast_grad",
+           "amp_cast_grad", "amp_multicast_grad", "add_n_grad", "like_rhs_grad"]
 
 _NOT_DIFFERENTIATED = ("a backward kernel: MXNet 1.9.1 registers no gradient for it, so "
                        "gradients of gradients through it are not available")
@@ -104,7 +106,7 @@ _ZERO = ("round", "rint", "ceil", "floor", "trunc", "fix", "sign", "logical_not"
          "ones_like")
 
 
-def unary_rule(body: Body):
+def unary_rule(body: Body) -> GradFn:
     """A one-input op's FGradient from ``body(F, x, y, og)``."""
 
     def rule(F, p, inputs, outputs, ograds):
@@ -117,7 +119,7 @@ UNARY_GRADS: dict[str, Callable] = {name: unary_rule(b) for name, b in _BODIES.i
 UNARY_GRADS.update({name: zero_gradient for name in _ZERO})
 
 
-def hard_sigmoid_grad(F, p, inputs, outputs, ograds):
+def hard_sigmoid_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
     """``ograd * alpha`` where ``0 < y < 1`` (MXNet tests ``alpha x + beta``, which is ``y``
     there), else 0."""
     y = outputs[0]
@@ -127,7 +129,7 @@ def hard_sigmoid_grad(F, p, inputs, outputs, ograds):
                            inside)]
 
 
-def clip_grad(F, p, inputs, outputs, ograds):
+def clip_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
     """MXNet's ``clip_grad``: 0 where ``x > a_max`` or ``x < a_min``, else ``ograd`` (NaN
     passes)."""
     x = inputs[0]
@@ -136,24 +138,30 @@ def clip_grad(F, p, inputs, outputs, ograds):
     return [F.elemwise_mul(ograds[0], F.logical_not(out))]
 
 
-def cast_grad(F, p, inputs, outputs, ograds):
+def cast_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """``Cast``: the gradient cast back to the input's dtype (``_backward_cast``)."""
     return [F._internal._backward_cast(ograds[0], inputs[0])]
 
 
-def amp_cast_grad(F, p, inputs, outputs, ograds):
+def amp_cast_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """``amp_cast``: the gradient cast back to the input's dtype (``_backward_amp_cast``)."""
     return [F._internal._backward_amp_cast(ograds[0], inputs[0])]
 
 
-def amp_multicast_grad(F, p, inputs, outputs, ograds):
+def amp_multicast_grad(F: Any, p: Params, inputs: list, outputs: list,
+                       ograds: list) -> list:
+    """``amp_multicast``: each gradient cast back to its input's dtype."""
     grads = F._internal._backward_amp_multicast(*ograds, *inputs, num_outputs=p.num_outputs)
     return [grads[i] for i in range(p.num_outputs)] if p.num_outputs > 1 else [grads]
 
 
-def add_n_grad(F, p, inputs, outputs, ograds):
+def add_n_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """``add_n``: the output gradient for every input (MXNet's CloneGradient)."""
     return [ograds[0] for _ in inputs]  # CloneGradient
 
 
-def like_rhs_grad(F, p, inputs, outputs, ograds):
+def like_rhs_grad(F: Any, p: Params, inputs: list, outputs: list, ograds: list) -> list:
+    """``_identity_with_attr_like_rhs``: the gradient to lhs, none to rhs."""
     return [ograds[0], None]  # _backward_copy for lhs, zeros_like for rhs
 
 
