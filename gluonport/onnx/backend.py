@@ -27,6 +27,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from .._core.onnxfile import tensor_to_array
 from ..errors import GraphError, UnsupportedOpError
 from ..symbol.executor import GraphPlan
+from ._import_narrow import NARROW, from_carrier, to_carrier
 from .importer import ImportedGraph, import_graph
 
 __all__ = ["GluonportBackend", "GluonportRep", "prepare", "run_model", "run_node",
@@ -45,11 +46,17 @@ def _declared_shapes(model: onnx.ModelProto) -> list[tuple[int, ...] | None]:
     return shapes
 
 
+def _declared_types(model: onnx.ModelProto) -> list[int]:
+    return [o.type.tensor_type.elem_type if o.type.HasField("tensor_type") else 0
+            for o in model.graph.output]
+
+
 def _array(x: Any) -> np.ndarray:
-    """A numpy input; 0-d becomes (1,) as MXNet 1.x holds scalars."""
+    """A numpy input; 0-d becomes (1,) as MXNet 1.x holds scalars; a narrow type (bfloat16,
+    float8, int4...) in its carrier (gluonport/onnx/_import_narrow.py)."""
     if isinstance(x, onnx.TensorProto):
-        x = tensor_to_array(x, None)
-    return np.atleast_1d(np.asarray(x))
+        x = numpy_helper.to_array(x) if x.data_type in NARROW else tensor_to_array(x, None)
+    return to_carrier(np.atleast_1d(np.asarray(x)))
 
 
 def _feed(inputs: Any, names: list[str]) -> dict[str, np.ndarray]:
@@ -66,11 +73,13 @@ def _feed(inputs: Any, names: list[str]) -> dict[str, np.ndarray]:
 class GluonportRep(BackendRep):
     """A prepared model: the imported MXNet graph compiled for the numpy executor."""
 
-    def __init__(self, graph: ImportedGraph, declared: list[tuple[int, ...] | None]):
+    def __init__(self, graph: ImportedGraph, declared: list[tuple[int, ...] | None],
+                 types: list[int] | None = None):
         self.graph = graph
         self.plan = GraphPlan(graph.sym)
         self.params = {**graph.arg_params, **graph.aux_params}
         self.declared = declared
+        self.types = types or [0] * len(declared)
         self.input_names = graph.input_names
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
@@ -80,7 +89,8 @@ class GluonportRep(BackendRep):
     def run_feed(self, feed: dict[str, np.ndarray]) -> tuple:
         feed = {**feed, **self.params}
         outs = self.plan.run(feed)
-        outs = [self._shape(np.asarray(o), s) for o, s in zip(outs, self.declared)]
+        outs = [from_carrier(self._shape(np.asarray(o), s), t)
+                for o, s, t in zip(outs, self.declared, self.types)]
         return namedtupledict("Outputs", self.graph.output_names)(*outs)
 
     @staticmethod
@@ -173,7 +183,8 @@ def _upstream(model: onnx.ModelProto, names: set[str]) -> list[str]:
 
 
 def _prepare(model: onnx.ModelProto, strict: bool) -> GluonportRep:
-    return GluonportRep(import_graph(model, strict=strict), _declared_shapes(model))
+    return GluonportRep(import_graph(model, strict=strict), _declared_shapes(model),
+                        _declared_types(model))
 
 
 class GluonportBackend(Backend):

@@ -47,6 +47,7 @@ from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, s
 from ._import_expand import expand_functions
 from ._import_fold import Facts, fold_model
 from ._import_load import load_model
+from ._import_narrow import carry_narrow_types
 from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
 
 __all__ = ["import_model", "get_model_metadata", "export_mxnet",
@@ -355,6 +356,7 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
     ``restore_mxnet_ops`` as in :func:`import_model`."""
     check_mode(restore_mxnet_ops)
     model, label = _prepare(model_file, check)
+    model = carry_narrow_types(model)  # bfloat16/float8/int4... in float32/int8 carriers
     opsets = _opsets(model)
     model, not_expanded = expand_functions(model, opsets)  # function ops without a handler
     try:
