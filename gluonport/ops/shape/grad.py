@@ -47,10 +47,13 @@ def _sources(forward: str, p: Params, shape: Sequence[int], rest: Sequence) -> n
 
 
 def gather_backward(name: str, forward: str,
-                    donors: Sequence[str] | Callable[[Params], Sequence[str]] = ()) -> OpDef:
+                    donors: Sequence[str] | Callable[[Params], Sequence[str]] = (),
+                    onnx: Callable[[LoweringContext], None] | None = None) -> OpDef:
     """Register ``name``: the gradient of the gathering op ``forward`` (same parameters), with
-    inputs ``ograd, data`` and ``donors`` (forward inputs read only for their shapes; a
-    function of the params when their number varies)."""
+    inputs ``ograd, data`` and ``donors``: the forward's other inputs (shape donors, or index
+    arrays the forward reads by value); a function of the params when their number varies.
+    ``onnx`` replaces the default lowering (which needs every input's value fixed by its
+    shape, so not index inputs)."""
     def names(p):
         return ("ograd", "data", *(donors(p) if callable(donors) else donors))
 
@@ -69,9 +72,9 @@ def gather_backward(name: str, forward: str,
         compute=compute, infer_shape=lambda p, s: (list(s), [s[1]]),
         infer_type=lambda p, t: (list(t), [t[1]]), no_gradient=_NO_GRAD,
         doc=f"{forward}'s data gradient: each output gradient added into the data element it "
-            "was copied from. Inputs: the output gradient, data, then any forward input read "
-            "only for its shape."))
-    lowering(op, since=16)(_gather_onnx(forward))
+            "was copied from. Inputs: the output gradient, data, then the forward's other "
+            "inputs (shape donors, indices)."))
+    lowering(op, since=16)(onnx or _gather_onnx(forward))
     return op
 
 

@@ -27,19 +27,19 @@ import numpy as np
 
 from ..._core import dtypes
 from ..._core.attr_fields import Bool, DType, Enum, Float, Int, Optional, Shape
-from ...errors import DTypeError, ShapeError
+from ...errors import DTypeError, GluonportError, ShapeError
 from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, deliver, lowering
 from ..lowering.dims import Dims, reshape_to
-from ..registry import define
+from ..registry import define, zero_gradient
 from ..shape.rules import check, types_from
 
-__all__: list[str] = []
+__all__ = ["as_index", "onnx_index", "onnx_bounded", "nd_indices"]
 
 _DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 
 
-def _as_index(idx: np.ndarray) -> np.ndarray:
+def as_index(idx: np.ndarray) -> np.ndarray:
     """Indices as int64, truncating floats toward zero as MXNet's kernels do."""
     if idx.dtype.kind in "iub":
         return idx.astype(np.int64, copy=False)
@@ -68,8 +68,47 @@ def _take_shape(p, a: tuple, idx: tuple) -> tuple:
 def _take(p, a, indices):
     axis = norm_axis(p.axis, a.ndim)
     check(a.shape[axis] > 0, f"cannot take from an empty axis {axis} of {fmt(a.shape)}")
-    idx = _fix_mode(_as_index(indices), a.shape[axis], p.mode, "index")
+    idx = _fix_mode(as_index(indices), a.shape[axis], p.mode, "index")
     return np.take(a, idx, axis=axis)
+
+
+# --- gradients (MXNet's FGradient): one backward kernel each (indexing_grad.py); index inputs
+# get none (MXNet: zeros), value-free ops zero, the legacy functions none ---------------------
+def _grad_by(op: str):
+    def rule(F, p, inputs, outputs, ograds):
+        attrs = {k: v for k, v in p.as_dict().items() if v is not None}
+        return [getattr(F._internal, op)(ograds[0], *inputs, **attrs)] + [None] * (
+            len(inputs) - 1)
+    return rule
+
+
+def _grad_embedding(F, p, inputs, outputs, ograds):
+    """The weight's gradient; data wanting one is refused, as MXNet refuses it."""
+    if getattr(inputs[0], "_ag", None) is not None:
+        raise GluonportError("Embedding: Embedding layer doesn't support calculate data "
+                               "gradient (MXNet 1.9.1 refuses it too); do not attach_grad() "
+                               "the indices")
+    attrs = {k: v for k, v in p.as_dict().items() if v is not None}
+    return [None, F._internal._backward_Embedding(ograds[0], *inputs, **attrs)]
+
+
+def _grad_where(F, p, inputs, outputs, ograds):
+    zeros = F.zeros_like(ograds[0])
+    return [None, F.where(inputs[0], ograds[0], zeros), F.where(inputs[0], zeros, ograds[0])]
+
+
+def _grad_scatter_nd(F, p, inputs, outputs, ograds):
+    return [F.gather_nd(ograds[0], inputs[1]), None]
+
+
+def _grad_index_copy(F, p, inputs, outputs, ograds):
+    back = F.contrib.backward_index_copy(ograds[0], *inputs)
+    return [back[0], None, back[1]]
+
+
+_LEGACY = ("a legacy NDArray function: MXNet 1.9.1 registers no FGradient for it (its backward "
+           "raises)")
+_BATCH_TAKE = "MXNet 1.9.1 registers no FGradient for batch_take (its backward raises)"
 
 
 define("take", _take,
@@ -78,7 +117,8 @@ define("take", _take,
     inputs=("a", "indices"), infer_type=types_from((0,)),
     params={"axis": Int(0), "mode": Enum(("clip", "raise", "wrap"), "clip")},
     doc="Take slices of ``a`` along ``axis`` at ``indices``; out-of-range indices are "
-        "clipped, wrapped or refused by ``mode``.", name_errors=True)
+        "clipped, wrapped or refused by ``mode``.", name_errors=True,
+    gradient=_grad_by("_backward_take"))
 
 
 def _pick_axis(p, ndim: int) -> int:
@@ -101,7 +141,7 @@ def _pick_rule(p, ins):
 def _pick(p, data, index):
     axis = _pick_axis(p, data.ndim)
     _pick_rule(p, [data.shape, index.shape])
-    idx = _fix_mode(_as_index(index), data.shape[axis], p.mode, "index")
+    idx = _fix_mode(as_index(index), data.shape[axis], p.mode, "index")
     if idx.ndim < data.ndim:
         idx = np.expand_dims(idx, axis)
     out = np.take_along_axis(data, idx, axis=axis)
@@ -112,7 +152,8 @@ define("pick", _pick, _pick_rule, inputs=("data", "index"), infer_type=types_fro
     params={"axis": Optional(Int(), default=-1), "keepdims": Bool(False),
             "mode": Enum(("clip", "wrap"), "clip")},
     aliases=("choose_element_0index",),
-    doc="Pick one element per position along ``axis`` at ``index``.", name_errors=True)
+    doc="Pick one element per position along ``axis`` at ``index``.", name_errors=True,
+    gradient=_grad_by("_backward_pick"))
 
 
 def _batch_take_rule(p, ins):
@@ -137,10 +178,11 @@ def _batch_take_types(p, in_types):
     return [in_types[0], np.dtype(np.int32)], [in_types[0]]
 
 
+
 define("batch_take", _batch_take, _batch_take_rule, inputs=("a", "indices"),
     infer_type=_batch_take_types,
     doc="``out[i] = a[i, indices[i]]`` with indices clipped (deprecated in MXNet for pick).",
-    name_errors=True)
+    name_errors=True, no_gradient=_BATCH_TAKE)
 
 
 # --- Embedding / one_hot ---------------------------------------------------------------------
@@ -158,7 +200,7 @@ def _embedding_types(p, in_types):
 
 def _embedding(p, data, weight):
     _embedding_rule(p, [data.shape, weight.shape])
-    idx = np.clip(_as_index(data), 0, p.input_dim - 1)
+    idx = np.clip(as_index(data), 0, p.input_dim - 1)
     return weight[idx]
 
 
@@ -173,12 +215,13 @@ define("Embedding", _embedding, _embedding_rule, inputs=("data", "weight"),
     params={"input_dim": Int(), "output_dim": Int(), "dtype": DType("float32", choices=_DTYPES),
             "sparse_grad": Bool(False)},
     doc="Look up rows of ``weight`` (input_dim, output_dim) at the (clipped) indices "
-        "``data``; the output adds a last dim of size output_dim.", name_errors=True)
+        "``data``; the output adds a last dim of size output_dim.", name_errors=True,
+    gradient=_grad_embedding)
 
 
 def _one_hot(p, indices):
     check(p.depth >= 0, f"depth={p.depth} must be >= 0")
-    idx = _as_index(indices)[..., None]
+    idx = as_index(indices)[..., None]
     dt = dtypes.to_numpy(p.dtype)
     if idx.size == 0:  # no rows: a huge depth must not make np.arange(depth) for nothing
         return np.zeros(idx.shape[:-1] + (p.depth,), dt)
@@ -193,7 +236,8 @@ define("one_hot", _one_hot,
     params={"depth": Int(), "on_value": Float(1.0), "off_value": Float(0.0),
             "dtype": DType("float32", choices=_DTYPES)},
     doc="One-hot rows of length ``depth`` (``on_value`` at the index, ``off_value`` "
-        "elsewhere, all off for an out-of-range index), in ``dtype``.", name_errors=True)
+        "elsewhere, all off for an out-of-range index), in ``dtype``.", name_errors=True,
+    gradient=zero_gradient)
 
 
 # --- where -----------------------------------------------------------------------------------
@@ -223,7 +267,7 @@ def _where(p, cond, x, y):
 define("where", _where, _where_rule, inputs=("condition", "x", "y"),
     infer_type=types_from((1, 2)), aliases=("_sparse_where",),
     doc="``x`` where ``condition`` is non-zero, else ``y``; a 1-d condition selects whole "
-        "rows.", name_errors=True)
+        "rows.", name_errors=True, gradient=_grad_where)
 
 
 # --- gather / scatter ------------------------------------------------------------------------
@@ -251,13 +295,13 @@ def _gather_nd(p, data, indices):
         raise ShapeError(f"index {indices[bad][0]} is out of bounds for data "
                          f"{fmt(data.shape)}")
     # MXNet's kernel reads (int)(index + dim) % dim: floats round toward -inf here
-    return data[tuple(_as_index(indices + dims) % dims)]
+    return data[tuple(as_index(indices + dims) % dims)]
 
 
 define("gather_nd", _gather_nd, _gather_rule, inputs=("data", "indices"),
     infer_type=types_from((0,)),
     doc="``out[y...] = data[indices[0, y...], ..., indices[M-1, y...]]`` (negative indices "
-        "count from the end).", name_errors=True)
+        "count from the end).", name_errors=True, gradient=_grad_by("_backward_gather_nd"))
 
 
 def _scatter_rule(p, ins):
@@ -278,7 +322,7 @@ def _scatter_rule(p, ins):
 
 def _scatter_nd(p, data, indices):
     _scatter_rule(p, [data.shape, indices.shape])
-    idx = _as_index(indices)
+    idx = as_index(indices)
     dims = np.array(p.shape[:idx.shape[0]]).reshape((-1,) + (1,) * (idx.ndim - 1))
     bad = (idx < 0) | (idx >= dims)
     if bad.any():
@@ -292,7 +336,7 @@ def _scatter_nd(p, data, indices):
 define("scatter_nd", _scatter_nd, _scatter_rule, inputs=("data", "indices"),
     params={"shape": Shape()}, infer_type=types_from((0,)),
     doc="Zeros of ``shape`` with ``data`` written at ``indices`` (the inverse of gather_nd).",
-    name_errors=True)
+    name_errors=True, gradient=_grad_scatter_nd)
 
 
 # --- masks and copies ------------------------------------------------------------------------
@@ -313,7 +357,8 @@ def _boolean_mask(p, data, index):
 define("_contrib_boolean_mask", _boolean_mask, _mask_rule, inputs=("data", "index"),
     params={"axis": Int(0)}, infer_type=types_from((0,)),
     doc="The rows of ``data`` whose ``index`` entry is non-zero (output size depends on "
-        "the values, so shape inference leaves the first dim unknown).", name_errors=True)
+        "the values, so shape inference leaves the first dim unknown).", name_errors=True,
+    gradient=_grad_by("_backward_contrib_boolean_mask"))
 
 
 def _index_copy_rule(p, ins):
@@ -327,7 +372,7 @@ def _index_copy_rule(p, ins):
 
 def _index_copy(p, old, index, new):
     _index_copy_rule(p, [old.shape, index.shape, new.shape])
-    idx = _as_index(index)
+    idx = as_index(index)
     bad = (idx < 0) | (idx >= old.shape[0])
     if bad.any():
         raise ShapeError(f"index {int(idx[bad][0])} is out of bounds for {old.shape[0]} rows")
@@ -339,7 +384,7 @@ def _index_copy(p, old, index, new):
 define("_contrib_index_copy", _index_copy, _index_copy_rule,
     inputs=("old_tensor", "index_vector", "new_tensor"), infer_type=types_from((0, 2)),
     doc="A copy of ``old_tensor`` whose rows ``index_vector`` are replaced by ``new_tensor``.",
-    name_errors=True)
+    name_errors=True, gradient=_grad_index_copy)
 
 
 def _index_axes(p, ndim: int) -> list[int]:
@@ -358,7 +403,8 @@ define("_contrib_index_array", _index_array,
                           tuple(ins[0]) + (len(_index_axes(p, len(ins[0]))),)]),
     params={"axes": Optional(Shape())}, infer_type=types_from((), "int64"),
     doc="Each element's index (along ``axes``, default all) as an int64 array of shape "
-        "``data.shape + (len(axes),)``.", name_errors=True, lists_output_names=True)
+        "``data.shape + (len(axes),)``.", name_errors=True, lists_output_names=True,
+    gradient=zero_gradient)
 
 
 # --- legacy NDArray functions: _onehot_encode / fill_element_0index ------------------------------
@@ -372,7 +418,7 @@ def _float32_only(op: str, *arrays: np.ndarray) -> None:
 def _onehot_encode(p, index, proto):
     _float32_only("_onehot_encode", index, proto)
     _onehot_rule(p, [index.shape, proto.shape])
-    return (_as_index(index)[:, None] == np.arange(proto.shape[1])).astype(np.float32)
+    return (as_index(index)[:, None] == np.arange(proto.shape[1])).astype(np.float32)
 
 
 def _onehot_rule(p, ins):
@@ -386,14 +432,15 @@ def _onehot_rule(p, ins):
 
 define("_onehot_encode", _onehot_encode, _onehot_rule, inputs=("lhs", "rhs"),
        doc="Legacy ``onehot_encode(indices, out)``: rows of ``out``'s shape with 1 at each "
-           "(truncated) index, all 0 for an out-of-range index (float32 only).", name_errors=True)
+           "(truncated) index, all 0 for an out-of-range index (float32 only).", name_errors=True,
+    no_gradient=_LEGACY)
 
 
 def _fill_element(p, lhs, mhs, rhs):
     _float32_only("fill_element_0index", lhs, mhs, rhs)
     _fill_rule(p, [lhs.shape, mhs.shape, rhs.shape])
     out = lhs.copy()
-    idx = _as_index(rhs)
+    idx = as_index(rhs)
     ok = (idx >= 0) & (idx < lhs.shape[1])
     out[np.flatnonzero(ok), idx[ok]] = mhs[ok]
     return out
@@ -412,7 +459,8 @@ def _fill_rule(p, ins):
 
 define("fill_element_0index", _fill_element, _fill_rule, inputs=("lhs", "mhs", "rhs"),
        doc="A copy of ``lhs`` with ``lhs[i, rhs[i]] = mhs[i]`` per row (truncated indices; an "
-           "out-of-range index leaves its row unchanged; float32 only).", name_errors=True)
+           "out-of-range index leaves its row unchanged; float32 only).", name_errors=True,
+    no_gradient=_LEGACY)
 
 
 # --- ravel_multi_index / unravel_index -------------------------------------------------------
@@ -452,7 +500,7 @@ def _unravel(p, data):
     dims = _ravel_dims(p, "unravel_index")
     check(data.ndim == 1, f"unravel_index: indices must be 1-d, got {fmt(data.shape)} (MXNet "
                           "1.9.1 mixes up the elements of N-d indices)")
-    idx = _as_index(data)
+    idx = as_index(data)
     out = np.empty((len(dims), idx.size), np.int64)
     for j in range(len(dims) - 1, 0, -1):  # C division and remainder (toward zero)
         q = np.sign(idx) * (np.abs(idx) // dims[j])
@@ -474,15 +522,16 @@ _RAVEL_PARAMS = {"shape": Optional(Shape())}
 define("_ravel_multi_index", _ravel, _ravel_rule, params=_RAVEL_PARAMS,
        aliases=("ravel_multi_index",),
        doc="Flat indices of the (len(shape), N) multi-indices into an array of ``shape`` (row "
-           "major; out-of-range coordinates are not checked, as in MXNet).", name_errors=True)
+           "major; out-of-range coordinates are not checked, as in MXNet).", name_errors=True,
+    gradient=zero_gradient)
 define("_unravel_index", _unravel, _unravel_rule, params=_RAVEL_PARAMS,
        aliases=("unravel_index",),
        doc="(len(shape), N) multi-indices of flat (truncated) indices into ``shape``.",
-       name_errors=True)
+       name_errors=True, gradient=zero_gradient)
 
 
 # --- ONNX export -----------------------------------------------------------------------------
-def _onnx_index(ctx: LoweringContext, i: int, floor: bool = False) -> str:
+def onnx_index(ctx: LoweringContext, i: int, floor: bool = False) -> str:
     """Input ``i`` as int64 indices; float indices truncate toward zero as MXNet's kernels do
     (ONNX Cast truncates), or round down with ``floor`` (gather_nd's kernel)."""
     x, dt = ctx.inputs[i], np.dtype(ctx.in_dtypes[i])
@@ -493,7 +542,7 @@ def _onnx_index(ctx: LoweringContext, i: int, floor: bool = False) -> str:
     return ctx.cast_to(x, np.int64)
 
 
-def _onnx_bounded(ctx: LoweringContext, idx: str, size: str, mode: str) -> str:
+def onnx_bounded(ctx: LoweringContext, idx: str, size: str, mode: str) -> str:
     """Indices into an axis of run-time ``size`` (0-d int64): clipped (``clip``; ``raise``
     too, since ONNX cannot raise: valid indices pass unchanged) or wrapped (``wrap``)."""
     if mode == "wrap":
@@ -507,7 +556,7 @@ def _take_onnx(ctx: LoweringContext) -> None:
     (read from Shape when the axis is dynamic)."""
     axis = norm_axis(ctx.params.axis, len(ctx.shape))
     size = Dims(ctx, 0).scalar(axis)
-    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), size, ctx.params.mode)
+    idx = onnx_bounded(ctx, onnx_index(ctx, 1), size, ctx.params.mode)
     ctx.make("Gather", [ctx.inputs[0], idx], outputs=ctx.outputs[:1], axis=axis)
 
 
@@ -517,7 +566,7 @@ def _pick_onnx(ctx: LoweringContext) -> None:
     p, ndim = ctx.params, len(ctx.shape)
     axis = _pick_axis(p, ndim)
     axes = ctx.ints([axis], "axes")
-    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), Dims(ctx, 0).scalar(axis), p.mode)
+    idx = onnx_bounded(ctx, onnx_index(ctx, 1), Dims(ctx, 0).scalar(axis), p.mode)
     if len(ctx.in_shapes[1]) < ndim:
         idx = ctx.make("Unsqueeze", [idx, axes])
     y = ctx.make("GatherElements", [ctx.inputs[0], idx], axis=axis)
@@ -532,7 +581,7 @@ def _batch_take_onnx(ctx: LoweringContext) -> None:
     a, k = ctx.inputs[0], ctx.shape[-1]
     if len(ctx.shape) != 2:
         a = reshape_to(ctx, a, [Dims(ctx, 0).entry(0), k])
-    idx = _onnx_bounded(ctx, _onnx_index(ctx, 1), ctx.const(np.asarray(k, np.int64), "k"),
+    idx = onnx_bounded(ctx, onnx_index(ctx, 1), ctx.const(np.asarray(k, np.int64), "k"),
                         "clip")
     col = ctx.make("Reshape", [idx, ctx.ints([-1, 1], "column")])
     y = ctx.make("GatherElements", [a, col], axis=1)
@@ -543,7 +592,7 @@ def _batch_take_onnx(ctx: LoweringContext) -> None:
 def _embedding_onnx(ctx: LoweringContext) -> None:
     """Gather rows of the weight at the int64-cast indices, clipped to ``input_dim``."""
     size = ctx.const(np.asarray(ctx.params.input_dim, np.int64), "input_dim")
-    idx = _onnx_bounded(ctx, _onnx_index(ctx, 0), size, "clip")
+    idx = onnx_bounded(ctx, onnx_index(ctx, 0), size, "clip")
     ctx.make("Gather", [ctx.inputs[1], idx], outputs=ctx.outputs[:1], axis=0)
 
 
@@ -557,7 +606,7 @@ def _one_hot_onnx(ctx: LoweringContext) -> None:
     p = ctx.params
     dt = dtypes.to_numpy(p.dtype)
     depth = ctx.const(np.asarray(p.depth, np.int64), "depth")
-    idx = _onnx_index(ctx, 0)
+    idx = onnx_index(ctx, 0)
     neg = ctx.make("Less", [idx, ctx.const(np.asarray(0, np.int64), "zero")])
     idx = ctx.make("Where", [neg, depth, idx])
     on, off = np.asarray(p.on_value).astype(dt), np.asarray(p.off_value).astype(dt)
@@ -583,15 +632,15 @@ def _where_onnx(ctx: LoweringContext) -> None:
     ctx.make("Where", [cond, ctx.inputs[1], ctx.inputs[2]], outputs=ctx.outputs[:1])
 
 
-def _nd_indices(ctx: LoweringContext, i: int, floor: bool) -> str:
+def nd_indices(ctx: LoweringContext, i: int, floor: bool) -> str:
     """MXNet's (M, Y...) index layout as ONNX's (Y..., M), int64."""
-    idx = _onnx_index(ctx, i, floor)
+    idx = onnx_index(ctx, i, floor)
     rank = len(ctx.in_shapes[i])
     return ctx.make("Transpose", [idx], perm=list(range(1, rank)) + [0])
 
 
 def _gather_nd_onnx(ctx: LoweringContext) -> None:
-    ctx.make("GatherND", [ctx.inputs[0], _nd_indices(ctx, 1, floor=True)],
+    ctx.make("GatherND", [ctx.inputs[0], nd_indices(ctx, 1, floor=True)],
              outputs=ctx.outputs[:1])
 
 
@@ -599,7 +648,7 @@ def _scatter_nd_onnx(ctx: LoweringContext) -> None:
     """ScatterND into zeros of ``shape`` (a broadcast scalar, not a stored tensor)."""
     zero = ctx.const(np.zeros((), ctx.in_dtypes[0]), "zero")
     zeros = ctx.make("Expand", [zero, ctx.ints(ctx.params.shape, "shape")])
-    ctx.make("ScatterND", [zeros, _nd_indices(ctx, 1, floor=False), ctx.inputs[0]],
+    ctx.make("ScatterND", [zeros, nd_indices(ctx, 1, floor=False), ctx.inputs[0]],
              outputs=ctx.outputs[:1])
 
 
@@ -613,7 +662,7 @@ def _boolean_mask_onnx(ctx: LoweringContext) -> None:
 
 def _index_copy_onnx(ctx: LoweringContext) -> None:
     """ScatterND of the new rows at the (truncated) row indices."""
-    idx = ctx.make("Unsqueeze", [_onnx_index(ctx, 1), ctx.ints([1], "axes")])
+    idx = ctx.make("Unsqueeze", [onnx_index(ctx, 1), ctx.ints([1], "axes")])
     ctx.make("ScatterND", [ctx.inputs[0], idx, ctx.inputs[2]], outputs=ctx.outputs[:1])
 
 
@@ -644,7 +693,7 @@ def _columns(ctx: LoweringContext, i: int, axis: int) -> str:
 
 def _hits(ctx: LoweringContext, i: int, width_input: int) -> str:
     """``(N, M)`` booleans: where input ``width_input``'s columns equal input ``i``'s indices."""
-    rows = ctx.make("Unsqueeze", [_onnx_index(ctx, i), ctx.ints([1], "axes")])
+    rows = ctx.make("Unsqueeze", [onnx_index(ctx, i), ctx.ints([1], "axes")])
     return ctx.make("Equal", [rows, _columns(ctx, width_input, 1)])
 
 
@@ -678,7 +727,7 @@ def _ravel_onnx(ctx: LoweringContext) -> None:
 def _unravel_onnx(ctx: LoweringContext) -> None:
     """C division and remainder (ONNX's integer Div truncates toward zero as C does)."""
     dims, dt = _ravel_dims(ctx.params, "unravel_index"), np.dtype(ctx.dtype)
-    idx = _onnx_index(ctx, 0)
+    idx = onnx_index(ctx, 0)
     parts = []
     for j in range(len(dims) - 1, 0, -1):
         size = ctx.const(np.asarray(dims[j], np.int64), "size")

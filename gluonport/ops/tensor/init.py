@@ -30,7 +30,7 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import known
 from ..lowering import LoweringContext, lowering
 from ..math.unary import CAST_DTYPES, c_cast
-from ..registry import OpDef, register
+from ..registry import OpDef, register, zero_gradient
 
 __all__ = ["arange_length"]
 
@@ -89,11 +89,12 @@ def _init_params(dtype_choices, extra=None):
 
 
 for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
-    register(OpDef(_name, params=_init_params(CAST_DTYPES), inputs=(),
+    register(OpDef(_name, params=_init_params(CAST_DTYPES), inputs=(), gradient=zero_gradient,
                    compute=_filler(_name, _value), infer_shape=_init_shape,
                    infer_type=_init_type, all_zeros=(lambda p: True) if _value == 0 else None))
 
 register(OpDef("_full", params=_init_params(CAST_DTYPES, {"value": Float()}), inputs=(),
+               gradient=zero_gradient,
                compute=_filler("_full", None), infer_shape=_init_shape, infer_type=_init_type,
                aliases=("_npi_full",), all_zeros=lambda p: float(p.value) == 0.0))
 
@@ -109,6 +110,7 @@ def _zeros_without_dtype(p):
 
 register(OpDef("_zeros_without_dtype",
                params={"shape": Shape(()), "ctx": Str(""), "dtype": Int(-1)}, inputs=(),
+               gradient=zero_gradient,
                compute=_zeros_without_dtype, infer_shape=_init_shape,
                infer_type=_zeros_without_dtype_type, all_zeros=lambda p: True))
 
@@ -162,7 +164,8 @@ register(OpDef(
     params={"start": Float(), "stop": Optional(Float()), "step": Float(1.0), "repeat": Int(1),
             "infer_range": Bool(False), "ctx": Str(""),
             "dtype": DType("float32", choices=_ALL_TYPES)},
-    inputs=(), compute=_arange, infer_shape=_arange_shape, infer_type=_init_type))
+    inputs=(), compute=_arange, infer_shape=_arange_shape, infer_type=_init_type,
+    gradient=zero_gradient))
 
 
 def _linspace(p):
@@ -184,6 +187,7 @@ register(OpDef(
     params={"start": Float(), "stop": Float(), "num": Int(), "endpoint": Bool(True),
             "ctx": Str(""), "dtype": DType("float32", choices=_ALL_TYPES)},
     inputs=(), compute=_linspace, infer_shape=_linspace_shape, infer_type=_init_type,
+    gradient=zero_gradient,
     aliases=("_npi_linspace",)))
 
 
@@ -200,7 +204,7 @@ register(OpDef(
     "_eye",
     params={"N": Int(), "M": Int(0), "k": Int(0), "ctx": Str(""),
             "dtype": DType("float32", choices=_EYE_TYPES)},
-    inputs=(), compute=_eye, infer_shape=_eye_shape, infer_type=_init_type))
+    inputs=(), gradient=zero_gradient, compute=_eye, infer_shape=_eye_shape, infer_type=_init_type))
 
 
 # --- ONNX export --------------------------------------------------------------------------------
