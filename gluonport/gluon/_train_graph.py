@@ -18,6 +18,7 @@ Both are ordinary graphs, so they run where inference runs:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,14 +45,35 @@ class _Numpy:
                              is_train=training)
 
 
+def _train_options() -> Any:
+    """Session options of the training graphs: static shapes, and intra-op threads that sleep
+    instead of spinning once a run ends. A training step alternates onnxruntime runs with
+    Python and numpy work (the tape, the loss, the optimizer); spinning pool threads took the
+    cores that work needed (an MLP step on a loaded 2-core machine: 44-58 ms spinning, 11-18 ms
+    not; bench_train.py). The pool has ``OMP_NUM_THREADS`` threads when that is set -- MXNet's
+    knob for its CPU operators, which numpy's OpenBLAS also reads -- else onnxruntime's
+    default (one per physical core)."""
+    from ..runtime.ort import RuntimeOptions
+
+    threads = os.environ.get("OMP_NUM_THREADS", "").strip()
+
+    class _TrainOptions(RuntimeOptions):
+        def session_options(self, dim_overrides: Mapping[str, int] | None = None) -> Any:
+            so = super().session_options(dim_overrides)
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+            return so
+
+    return _TrainOptions(static_shape=True,
+                         intra_op_num_threads=int(threads) if threads.isdigit() else None)
+
+
 class _Ort:
     def __init__(self, symbol: Any, ctx: Context):
         from ..runtime.graph import OnnxGraph
-        from ..runtime.ort import RuntimeOptions
 
         self.names = symbol.list_inputs()
-        self.graph = OnnxGraph(symbol, self.names, lambda: (0, dict), ctx,
-                               RuntimeOptions(static_shape=True))
+        self.graph = OnnxGraph(symbol, self.names, lambda: (0, dict), ctx, _train_options())
 
     def __call__(self, feed: Mapping[str, np.ndarray], training: bool) -> list[np.ndarray]:
         return self.graph([np.ascontiguousarray(feed[n]) for n in self.names])

@@ -1,0 +1,444 @@
+"""Training step time: gluonport (imperative, hybridized numpy, hybridized onnxruntime) against
+MXNet 1.9.1 (imperative, hybridized) measured in the same run.
+
+    python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--steps 10] [--json out.json]
+
+One step is ``forward + loss`` under ``autograd.record()``, ``loss.backward()`` and
+``trainer.step(batch)`` (SGD, momentum 0.9, wd 1e-4), then ``mx.nd.waitall()`` (MXNet is
+asynchronous). Models, at batch 32 and batch 1: an MLP 784-256-128-10, a LeNet
+(conv-pool-conv-pool-dense-dense, with and without BatchNorm), model_zoo ``resnet18_v1``
+(classes=10) on 3x32x32 inputs, and a language model (Embedding 1000x256 -> 2-layer LSTM(256)
+-> Dense(1000), sequence 35). The loss is ``SoftmaxCrossEntropyLoss``; in hybridized modes the
+net and the loss are both hybridized (``static_alloc``/``static_shape`` on both sides).
+
+Every (side, model, batch, mode) runs in its own child process (this file with ``--worker``,
+under the oracle's Python 3.8 for MXNet), so each child's peak RSS (``VmHWM`` of
+``/proc/<pid>/status``: a fresh address space after exec, unlike ``ru_maxrss``) is that net's
+training step alone plus the interpreter and library imports. Both sides load the same initial
+parameters (written once by gluonport, seed 0, Xavier) and make the same data from numpy's
+RandomState; the first step's loss of each child is printed so a mismatch shows. Threads: each
+child gets ``OMP_NUM_THREADS = MKL_NUM_THREADS = OPENBLAS_NUM_THREADS = --threads`` (default 2)
+and ``OMP_WAIT_POLICY=PASSIVE`` (unless ``--spin``): MXNet's operators (OpenMP, oneDNN), numpy's
+OpenBLAS and gluonport's onnxruntime training sessions (intra-op pool of OMP_NUM_THREADS, not
+spinning) all use that many. On a machine whose cores other processes keep busy use
+``--threads 1``: a second BLAS/OpenMP thread then waits for a core (small GEMMs took 50-110 ms
+instead of 0.5 ms with OpenBLAS at 2 threads and load 7 on 2 cores). Warm-up steps are
+excluded; the median of the timed steps is reported (and the minimum, in ``--json``).
+
+The compute floor is 3 x the forward multiply-adds (Convolution, FullyConnected and RNN nodes
+of the traced graph: forward, data gradient, weight gradient) x 2 flops at this machine's fp32
+GEMM peak (the best numpy matmul rate over a few sizes, measured in a child with the same
+thread settings in the same run); "floor %" is floor / step time. Targets (issue 14):
+imperative <= 1.5x MXNet's imperative step, hybridized onnxruntime <= 1.0x MXNet's hybridized
+step, resnet18 step peak RSS <= 1.5x MXNet's. A model whose gradient rules are missing reports
+``n/a (no gradient for <op>)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+from _oracle import ORACLE, table
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "_data")
+MODELS = ("mlp", "lenet", "lenet_bn", "resnet18_v1", "lstm_lm")
+MODES = {"gluonport": ("imperative", "hybrid_numpy", "hybrid_ort"),
+         "mxnet": ("imperative", "hybrid")}
+SEQ, VOCAB, HIDDEN = 35, 1000, 256
+
+
+# ---------------------------------------------------------------- models (both sides' code)
+
+def build(mx, name: str):
+    """The model ``name`` written against MXNet 1.x's Gluon API (``mx`` is mxnet or
+    gluonport)."""
+    gluon = mx.gluon
+    nn = gluon.nn
+    if name == "mlp":
+        net = nn.HybridSequential(prefix="mlp_")
+        with net.name_scope():
+            net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"),
+                    nn.Dense(10))
+        return net
+    if name in ("lenet", "lenet_bn"):
+        bn = name == "lenet_bn"
+        net = nn.HybridSequential(prefix=name + "_")
+        with net.name_scope():
+            for channels in (20, 50):
+                if bn:
+                    net.add(nn.Conv2D(channels, kernel_size=5, use_bias=False), nn.BatchNorm(),
+                            nn.Activation("relu"))
+                else:
+                    net.add(nn.Conv2D(channels, kernel_size=5, activation="relu"))
+                net.add(nn.MaxPool2D(pool_size=2, strides=2))
+            net.add(nn.Dense(500, activation="relu"), nn.Dense(10))
+        return net
+    if name == "resnet18_v1":
+        return gluon.model_zoo.vision.resnet18_v1(classes=10, prefix="resnet18_")
+    if name == "lstm_lm":
+        class LanguageModel(gluon.HybridBlock):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                with self.name_scope():
+                    self.embedding = nn.Embedding(VOCAB, HIDDEN)
+                    self.lstm = gluon.rnn.LSTM(HIDDEN, num_layers=2, input_size=HIDDEN)
+                    self.decoder = nn.Dense(VOCAB, flatten=False, in_units=HIDDEN)
+
+            def hybrid_forward(self, F, x, h, c):
+                out, _ = self.lstm(self.embedding(x), [h, c])
+                return self.decoder(out)
+
+        return LanguageModel(prefix="lm_")
+    raise ValueError(name)
+
+
+def make_loss(mx, kind: str, classes: int):
+    """``SoftmaxCrossEntropyLoss`` (``kind='sce'``), or the same cross-entropy written as
+    ``-sum(log_softmax(pred) * one_hot(label))`` (``'onehot'``: no ``pick``, for when pick's
+    gradient is missing)."""
+    if kind == "sce":
+        return mx.gluon.loss.SoftmaxCrossEntropyLoss()
+
+    class OneHotCE(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, pred, label):
+            return F.negative(F.sum(F.log_softmax(pred) * F.one_hot(label, classes), axis=-1))
+
+    return OneHotCE()
+
+
+def input_shapes(name: str, batch: int) -> dict:
+    """Input name -> shape (the label is extra)."""
+    if name == "mlp":
+        return {"data": (batch, 784)}
+    if name in ("lenet", "lenet_bn"):
+        return {"data": (batch, 1, 28, 28)}
+    if name == "resnet18_v1":
+        return {"data": (batch, 3, 32, 32)}
+    return {"data": (SEQ, batch), "h": (2, batch, HIDDEN), "c": (2, batch, HIDDEN)}
+
+
+def make_data(name: str, batch: int) -> tuple[list, np.ndarray]:
+    """(inputs, labels) as float32 numpy arrays, the same on both sides."""
+    rs = np.random.RandomState(1000 + batch)
+    if name == "lstm_lm":
+        tokens = rs.randint(0, VOCAB, (SEQ + 1, batch)).astype("float32")
+        zeros = np.zeros((2, batch, HIDDEN), "float32")
+        return [tokens[:-1], zeros, zeros.copy()], tokens[1:]
+    shape = input_shapes(name, batch)["data"]
+    x = rs.uniform(-1, 1, shape).astype("float32")
+    return [x], rs.randint(0, 10, (batch,)).astype("float32")
+
+
+def params_file(name: str) -> str:
+    return os.path.join(DATA, f"train_{name}.params")
+
+
+# ---------------------------------------------------------------- the child
+
+def _vm_hwm_mb() -> float:
+    with open(f"/proc/{os.getpid()}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _no_gradient(exc: BaseException) -> str | None:
+    m = re.search(r"Operator (\S+) is non-differentiable", str(exc))
+    return m.group(1) if m else None
+
+
+def _backends(block) -> list:
+    """Where a gluonport block's recorded cached graphs ran (training graphs)."""
+    op = getattr(block, "_cached_op", None)
+    graphs = getattr(op, "_train_graphs", {}) if op is not None else {}
+    return sorted({getattr(g, "backend", "error") for g in graphs.values()})
+
+
+def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
+           budget: float, loss: str) -> dict:
+    """Time ``steps`` training steps (after ``warmup``) in this process."""
+    if side == "mxnet":
+        import mxnet as mx
+    else:
+        import gluonport as mx
+    from_np = mx.nd.array
+    net = build(mx, name)
+    net.load_parameters(params_file(name))
+    loss_fn = make_loss(mx, loss, VOCAB if name == "lstm_lm" else 10)
+    if mode != "imperative":
+        kw = {"static_alloc": True, "static_shape": True}
+        if side == "gluonport":
+            kw["backend"] = "numpy" if mode == "hybrid_numpy" else "onnxruntime"
+        net.hybridize(**kw)
+        loss_fn.hybridize(**kw)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                               {"learning_rate": 0.01, "momentum": 0.9, "wd": 1e-4})
+    xs, y = make_data(name, batch)
+    inputs = [from_np(x) for x in xs]
+    label = from_np(y)
+    autograd = mx.autograd
+
+    def step() -> float:
+        with autograd.record():
+            loss = loss_fn(net(*inputs), label)
+        loss.backward()
+        trainer.step(batch)
+        mx.nd.waitall()
+        return float(loss.mean().asscalar())
+
+    res = {"side": side, "model": name, "batch": batch, "mode": mode}
+    try:
+        t0 = time.perf_counter()
+        res["first_loss"] = step()
+        res["first_step_ms"] = (time.perf_counter() - t0) * 1e3
+        for _ in range(warmup - 1):
+            step()
+    except Exception as exc:  # noqa: BLE001 -- reported as the row's result
+        op = _no_gradient(exc)
+        res["na"] = f"n/a (no gradient for {op})" if op else \
+            f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        res["vm_hwm_mb"] = _vm_hwm_mb()
+        return res
+    times = []
+    start = time.perf_counter()
+    while len(times) < steps and (len(times) < 3 or time.perf_counter() - start < budget):
+        t0 = time.perf_counter()
+        last = step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    res.update(median_ms=float(np.median(times)), min_ms=float(min(times)), n=len(times),
+               last_loss=last, vm_hwm_mb=_vm_hwm_mb())
+    if side == "gluonport" and mode != "imperative":
+        res["backend"] = "+".join(_backends(net)) + " / loss " + "+".join(_backends(loss_fn))
+    return res
+
+
+def gemm_peak(sizes=(1024, 2048), repeat: int = 8) -> dict:
+    """Best fp32 numpy matmul rate, GFLOP/s, per size and overall."""
+    out = {}
+    for n in sizes:
+        a = np.random.RandomState(0).rand(n, n).astype(np.float32)
+        b = np.random.RandomState(1).rand(n, n).astype(np.float32)
+        a @ b
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - t0)
+        out[str(n)] = 2 * n ** 3 / best / 1e9
+    out["peak"] = max(out.values())
+    return out
+
+
+# ---------------------------------------------------------------- the parent
+
+def _env(threads: int, spin: bool) -> dict:
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[k] = str(threads)
+    if not spin:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _child(python: str, argv: list, env: dict, timeout: float) -> dict:
+    try:
+        out = subprocess.run([python, os.path.abspath(__file__), *argv], capture_output=True,
+                             text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"na": f"error: timed out after {timeout:.0f} s"}
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        tail = (out.stderr.strip().splitlines() or ["?"])[-1]
+        return {"na": f"error: child exited {out.returncode}: {tail[:160]}"}
+    return json.loads(lines[-1])
+
+
+def init_params(name: str) -> None:
+    """Seeded Xavier parameters for ``name``, written once by gluonport (MXNet loads them)."""
+    import gluonport as mx
+
+    os.makedirs(DATA, exist_ok=True)
+    if os.path.exists(params_file(name)):
+        return
+    mx.random.seed(0)
+    net = build(mx, name)
+    net.initialize(mx.init.Xavier())
+    net(*[mx.nd.zeros(s) for s in input_shapes(name, 1).values()])
+    net.save_parameters(params_file(name))
+
+
+def forward_macs(name: str, batch: int) -> int:
+    """Multiply-adds of the Convolution / Deconvolution / FullyConnected / RNN nodes of the
+    traced forward graph at batch ``batch``."""
+    import gluonport as mx
+
+    shapes = input_shapes(name, batch)
+    net = build(mx, name)
+    sym = net(*[mx.sym.var(n) for n in shapes])
+    if isinstance(sym, (list, tuple)):
+        sym = sym[0]
+    internals = sym.get_internals()
+    arg_shapes, out_shapes, _ = internals.infer_shape(**shapes)
+    args = dict(zip(internals.list_arguments(), arg_shapes))
+    outs = dict(zip(internals.list_outputs(), out_shapes))
+    nodes = json.loads(sym.tojson())["nodes"]
+    macs = 0
+    for node in nodes:
+        op = node["op"]
+        if op in ("Convolution", "Deconvolution", "FullyConnected"):
+            weight = args[nodes[node["inputs"][1][0]]["name"]]
+            macs += int(np.prod(outs[node["name"] + "_output"])) * int(np.prod(weight[1:]))
+        elif op == "RNN":
+            attrs = node.get("attrs", {})
+            gates = {"lstm": 4, "gru": 3}.get(attrs.get("mode"), 1)
+            hidden, layers = int(attrs["state_size"]), int(attrs["num_layers"])
+            steps, rows, width = outs[node["name"] + "_output"][0], batch, None
+            src = nodes[node["inputs"][0][0]]
+            src_key = src["name"] if src["op"] == "null" else src["name"] + "_output"
+            width = (args.get(src_key) or outs[src_key])[-1]
+            for layer in range(layers):
+                isize = width if layer == 0 else hidden
+                macs += steps * rows * gates * hidden * (isize + hidden)
+    return macs
+
+
+def _progress(r: dict) -> str:
+    line = f"  {r['side']:9s} {r['model']:11s} b{r['batch']:<3d} {r['mode']:12s} {_fmt(r):>10s}"
+    if "n" in r:
+        line += (f" ms  (n={r['n']}, VmHWM {r['vm_hwm_mb']:.0f} MB, first loss "
+                 f"{r['first_loss']:.5f}" + (f", {r['backend']}" if "backend" in r else "") + ")")
+    return line
+
+
+def _fmt(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    return row["na"] if "na" in row else f"{row['median_ms']:.2f}"
+
+
+def _ratio(a: dict | None, b: dict | None) -> str:
+    if not a or not b or "na" in a or "na" in b:
+        return "-"
+    return f"{a['median_ms'] / b['median_ms']:.2f}x"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="mlp and lenet only, 3 steps")
+    ap.add_argument("--models", default=None, help="comma-separated subset of " + ",".join(MODELS))
+    ap.add_argument("--batches", default="32,1")
+    ap.add_argument("--steps", type=int, default=10, help="timed steps (at most)")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--budget", type=float, default=30.0,
+                    help="seconds of timed steps per configuration (at least 3 steps)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--loss", choices=("sce", "onehot"), default="sce",
+                    help="sce: gluon.loss.SoftmaxCrossEntropyLoss; onehot: the same loss as "
+                         "-sum(log_softmax * one_hot) (no pick)")
+    ap.add_argument("--spin", action="store_true",
+                    help="leave OMP_WAIT_POLICY unset (OpenMP threads spin after each region)")
+    ap.add_argument("--json", default=None, help="write all results there")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--model", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--batch", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--mode", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker == "peak":
+        print(json.dumps(gemm_peak()))
+        return
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.model, args.batch, args.mode, args.steps,
+                                args.warmup, args.budget, args.loss)))
+        return
+
+    models = args.models.split(",") if args.models else \
+        (["mlp", "lenet"] if args.quick else list(MODELS))
+    steps, warmup = (3, 1) if args.quick else (args.steps, args.warmup)
+    batches = [int(b) for b in args.batches.split(",")]
+    env = _env(args.threads, args.spin)
+    have_mx = os.path.exists(ORACLE)
+    load0 = os.getloadavg()
+    peak = _child(sys.executable, ["--worker", "peak"], env, 300)
+    print(f"threads: OMP/MKL/OPENBLAS_NUM_THREADS={args.threads} on both sides"
+          f"{'' if args.spin else ', OMP_WAIT_POLICY=PASSIVE'}; gluonport's onnxruntime "
+          f"training sessions: intra-op pool of OMP_NUM_THREADS threads, not spinning; "
+          f"{os.cpu_count()} CPUs; load average {load0[0]:.2f} "
+          f"{load0[1]:.2f} {load0[2]:.2f} at start")
+    print("fp32 GEMM peak (numpy matmul): " + ", ".join(
+        f"{k}^3 {v:.0f}" for k, v in peak.items() if k != "peak") +
+        f" GFLOP/s -> {peak['peak']:.0f}")
+    if not have_mx:
+        print(f"MXNet oracle missing ({ORACLE}): MXNet columns are '-'")
+    results = []
+    rows, floor_rows, mem_rows = [], [], []
+    for name in models:
+        init_params(name)
+        for batch in batches:
+            got: dict = {}
+            for side in ("mxnet", "gluonport"):
+                if side == "mxnet" and not have_mx:
+                    continue
+                python = ORACLE if side == "mxnet" else sys.executable
+                for mode in MODES[side]:
+                    r = _child(python, ["--worker", side, "--model", name, "--batch", str(batch),
+                                        "--mode", mode, "--steps", str(steps), "--warmup",
+                                        str(warmup), "--budget", str(args.budget),
+                                        "--loss", args.loss], env,
+                               600 + args.budget)
+                    r.update(side=side, model=name, batch=batch, mode=mode)
+                    got[side, mode] = r
+                    results.append(r)
+                    print(_progress(r), flush=True)
+            mi, mh = got.get(("mxnet", "imperative")), got.get(("mxnet", "hybrid"))
+            gi, gn, go = (got.get(("gluonport", m)) for m in MODES["gluonport"])
+            label = f"{name} b{batch}"
+            rows.append([label, _fmt(mi), _fmt(mh), _fmt(gi), _fmt(gn), _fmt(go),
+                         _ratio(gi, mi), _ratio(gn, mh), _ratio(go, mh)])
+            macs = forward_macs(name, batch)
+            floor_ms = 3 * 2 * macs / (peak["peak"] * 1e9) * 1e3
+            pct = [("-" if not r or "na" in r else f"{100 * floor_ms / r['median_ms']:.1f}%")
+                   for r in (mi, mh, gi, gn, go)]
+            floor_rows.append([label, f"{macs / 1e6:.1f}", f"{floor_ms:.3f}", *pct])
+            mem_rows.append([label] + [("-" if not r or "vm_hwm_mb" not in r else
+                                        f"{r['vm_hwm_mb']:.0f}") for r in (mi, mh, gi, gn, go)]
+                            + [_mem_ratio(gi, mi), _mem_ratio(go, mh)])
+    load1 = os.getloadavg()
+    print()
+    print(table(rows, ["model", "MXNet imp ms", "MXNet hyb ms", "gp imp ms", "gp hyb-numpy ms",
+                       "gp hyb-ort ms", "imp/MX imp (<=1.5)", "hyb-numpy/MX hyb",
+                       "hyb-ort/MX hyb (<=1.0)"]))
+    print()
+    print(f"compute floor: 3 x forward MACs x 2 flops at {peak['peak']:.0f} GFLOP/s; "
+          "% = floor / step time")
+    print(table(floor_rows, ["model", "fwd MMAC", "floor ms", "MX imp", "MX hyb", "gp imp",
+                             "gp hyb-numpy", "gp hyb-ort"]))
+    print()
+    print("peak RSS (VmHWM of each child, MB; imports included)")
+    print(table(mem_rows, ["model", "MX imp", "MX hyb", "gp imp", "gp hyb-numpy", "gp hyb-ort",
+                           "gp imp/MX imp", "gp hyb-ort/MX hyb (resnet18 <=1.5)"]))
+    print(f"\nload average at end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"peak_gflops": peak, "threads": args.threads, "load_start": load0,
+                       "load_end": load1, "results": results}, f, indent=1)
+
+
+def _mem_ratio(a: dict | None, b: dict | None) -> str:
+    if not a or not b or "vm_hwm_mb" not in a or "vm_hwm_mb" not in b:
+        return "-"
+    return f"{a['vm_hwm_mb'] / b['vm_hwm_mb']:.2f}x"
+
+
+if __name__ == "__main__":
+    main()
