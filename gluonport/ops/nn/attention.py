@@ -1,6 +1,10 @@
 """Transformer attention helpers: ``_contrib_div_sqrt_dim`` and the ``interleaved_matmul_*`` ops
 (``src/operator/contrib/transformer.cc``), with their ONNX lowerings.
 
+Gradients: ``div_sqrt_dim`` is linear (the output gradient divided the same way); each
+``interleaved_matmul_*`` op backward through one ``_backward_interleaved_matmul_*`` kernel (two
+batched matmuls, the untouched blocks zero), lowered to ONNX with MatMuls as the forward is.
+
 The ``interleaved_matmul_*`` ops read projections laid out ``(seq, batch, heads * k * dim)`` with
 each head's query/key/value blocks interleaved; attention maps are ``(batch * heads, seq_q,
 seq_k)`` with batch-major, head-minor rows; scores are scaled by ``1 / sqrt(head_dim)``. MXNet's
@@ -33,7 +37,12 @@ def _div_sqrt_dim(p, x):
     return (x / divisor).astype(x.dtype, copy=False)
 
 
-register(OpDef("_contrib_div_sqrt_dim", compute=_div_sqrt_dim,
+def _grad_div_sqrt_dim(F, p, inputs, outputs, ograds):
+    """Linear: the output gradient divided the same way."""
+    return [F.contrib.div_sqrt_dim(ograds[0])]
+
+
+register(OpDef("_contrib_div_sqrt_dim", compute=_div_sqrt_dim, gradient=_grad_div_sqrt_dim,
                doc="Divide by the square root of the last dimension.", lists_input_names=False))
 
 
@@ -140,7 +149,75 @@ def _encdec_valatt_shape(p, in_shapes):
     return in_shapes, [(att[1], kv[1], kv[2] // 2)]
 
 
+# --- gradients: _backward_interleaved_matmul_* (MXNet's names), one kernel each -------------
+def _unsplit(p, parts: list, seq: int, batch: int) -> np.ndarray:
+    """The inverse of :func:`_split`: ``parts`` (each (batch*heads, seq, dim)) interleaved back
+    into ``(seq, batch, heads*len(parts)*dim)``."""
+    stacked = np.stack(parts, axis=2)  # (BH, seq, parts, dim)
+    return stacked.transpose(1, 0, 2, 3).reshape(seq, batch, -1)
+
+
+def _unmerge(p, og: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_merge_heads`: ``(seq, batch, heads*dim)`` -> ``(BH, seq, dim)``."""
+    seq, batch, width = og.shape
+    return og.reshape(seq, batch * p.heads, width // p.heads).transpose(1, 0, 2)
+
+
+def _selfatt_qk_backward(p, og, qkv):
+    q, k, v = _split(p, qkv, 3, "interleaved_matmul_selfatt_qk")
+    g = og * _scale(q.shape[-1])
+    return _unsplit(p, [g @ k, g.transpose(0, 2, 1) @ q, np.zeros_like(v)],
+                    *qkv.shape[:2]).astype(qkv.dtype)
+
+
+def _selfatt_valatt_backward(p, og, qkv, att):
+    q, k, v = _split(p, qkv, 3, "interleaved_matmul_selfatt_valatt")
+    g = _unmerge(p, og)
+    zeros = np.zeros_like(q)
+    d_qkv = _unsplit(p, [zeros, zeros, att.transpose(0, 2, 1) @ g], *qkv.shape[:2])
+    return d_qkv.astype(qkv.dtype), (g @ v.transpose(0, 2, 1)).astype(att.dtype)
+
+
+def _encdec_qk_backward(p, og, q, kv):
+    qh = _split(p, q, 1, "interleaved_matmul_encdec_qk")[0]
+    kh, vh = _split(p, kv, 2, "interleaved_matmul_encdec_qk")
+    g = og * _scale(qh.shape[-1])
+    d_q = _unsplit(p, [g @ kh], *q.shape[:2])
+    d_kv = _unsplit(p, [g.transpose(0, 2, 1) @ qh, np.zeros_like(vh)], *kv.shape[:2])
+    return d_q.astype(q.dtype), d_kv.astype(kv.dtype)
+
+
+def _encdec_valatt_backward(p, og, kv, att):
+    kh, vh = _split(p, kv, 2, "interleaved_matmul_encdec_valatt")
+    g = _unmerge(p, og)
+    d_kv = _unsplit(p, [np.zeros_like(kh), att.transpose(0, 2, 1) @ g], *kv.shape[:2])
+    return d_kv.astype(kv.dtype), (g @ vh.transpose(0, 2, 1)).astype(att.dtype)
+
+
+def _grad_rule(name: str):
+    def rule(F, p, inputs, outputs, ograds):
+        back = getattr(F._internal, f"_backward_interleaved_matmul_{name}")(
+            ograds[0], *inputs, heads=p.heads)
+        return [back] if len(inputs) == 1 else [back[i] for i in range(len(inputs))]
+    return rule
+
+
 _HEADS = {"heads": Int()}
+for _name, _fn, _inputs in (("selfatt_qk", _selfatt_qk_backward, ("queries_keys_values",)),
+                            ("selfatt_valatt", _selfatt_valatt_backward,
+                             ("queries_keys_values", "attention")),
+                            ("encdec_qk", _encdec_qk_backward, ("queries", "keys_values")),
+                            ("encdec_valatt", _encdec_valatt_backward,
+                             ("keys_values", "attention"))):
+    register(OpDef(
+        f"_backward_interleaved_matmul_{_name}", params=_HEADS, compute=_fn,
+        inputs=("ograd",) + _inputs, num_outputs=len(_inputs),
+        infer_shape=lambda p, s: (list(s), [None if v is None else tuple(v) for v in s[1:]]),
+        infer_type=lambda p, t: (list(t), list(t[1:])),
+        no_gradient="a backward kernel (MXNet 1.9.1 registers no gradient for it either)",
+        doc=f"interleaved_matmul_{_name}'s gradients. Inputs: the output gradient, then the "
+            "forward inputs; outputs: one gradient per forward input."))
+
 for _name, _fn, _inputs, _rule in (
         ("selfatt_qk", _selfatt_qk, ("queries_keys_values",), _selfatt_qk_shape),
         ("selfatt_valatt", _selfatt_valatt, ("queries_keys_values", "attention"),
@@ -149,7 +226,7 @@ for _name, _fn, _inputs, _rule in (
         ("encdec_valatt", _encdec_valatt, ("keys_values", "attention"), _encdec_valatt_shape)):
     define(f"_contrib_interleaved_matmul_{_name}", params=_HEADS, compute=_fn, inputs=_inputs,
            infer_shape=_rule, doc="Multi-head attention product on interleaved projections.",
-           check_shapes=True, lists_output_names=True)
+           check_shapes=True, lists_output_names=True, gradient=_grad_rule(_name))
 
 
 # --- elementwise -----------------------------------------------------------------------------
@@ -211,6 +288,72 @@ def _valatt_onnx(parts: int):
     return handler
 
 
+def _zeros_like(ctx: LoweringContext, x: str) -> str:
+    zero = ctx.const(np.zeros((), ctx.dtype), "zero")
+    return ctx.make("Expand", [zero, ctx.make("Shape", [x])])
+
+
+def _unsplit_onnx(ctx: LoweringContext, parts: list[str], width: int) -> str:
+    """(BH, seq, dim) blocks interleaved back into ``(seq, batch, width)``."""
+    cols = [ctx.make("Unsqueeze", [ctx.make("Transpose", [t], perm=[1, 0, 2]),
+                                   ctx.ints([2], "axis2")]) for t in parts]
+    x = cols[0] if len(cols) == 1 else ctx.make("Concat", cols, axis=2)
+    return ctx.make("Reshape", [x, ctx.ints([0, -1, width], "width")])
+
+
+def _unmerge_onnx(ctx: LoweringContext, dim: int) -> str:
+    g = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([0, -1, dim], "per_head")])
+    return ctx.make("Transpose", [g], perm=[1, 0, 2])
+
+
+def _out(ctx: LoweringContext, k: int, y: str) -> None:
+    ctx.make("Identity", [y], outputs=[ctx.outputs[k]])
+
+
+def _width(ctx: LoweringContext, i: int) -> int:
+    return int(Dims(ctx, i).static[2])
+
+
+def _t(ctx: LoweringContext, x: str) -> str:
+    return ctx.make("Transpose", [x], perm=[0, 2, 1])
+
+
+def _qk_backward_onnx(self_att: bool):
+    """``dq = s og @ k``, ``dk = s og^T @ q`` (v: zeros), interleaved back."""
+    def handler(ctx: LoweringContext) -> None:
+        parts = 3 if self_att else 1
+        dim = _head_dim(ctx, 1, parts)
+        q = _split_heads(ctx, 1, parts, 0, [1, 0, 2])
+        k_in, k_parts, k_part = (1, 3, 1) if self_att else (2, 2, 0)
+        k = _split_heads(ctx, k_in, k_parts, k_part, [1, 0, 2])
+        g = _scaled(ctx, ctx.inputs[0], dim)
+        dq, dk = ctx.make("MatMul", [g, k]), ctx.make("MatMul", [_t(ctx, g), q])
+        if self_att:
+            _out(ctx, 0, _unsplit_onnx(ctx, [dq, dk, _zeros_like(ctx, q)], _width(ctx, 1)))
+            return
+        _out(ctx, 0, _unsplit_onnx(ctx, [dq], _width(ctx, 1)))
+        _out(ctx, 1, _unsplit_onnx(ctx, [dk, _zeros_like(ctx, k)], _width(ctx, 2)))
+    return handler
+
+
+def _valatt_backward_onnx(parts: int):
+    """``g`` = the output gradient per head; ``datt = g @ v^T``, ``dv = att^T @ g`` (the
+    other blocks: zeros), interleaved back."""
+    def handler(ctx: LoweringContext) -> None:
+        dim = _head_dim(ctx, 1, parts)
+        v = _split_heads(ctx, 1, parts, parts - 1, [1, 0, 2])
+        g = _unmerge_onnx(ctx, dim)
+        dv = ctx.make("MatMul", [_t(ctx, ctx.inputs[2]), g])
+        zeros = [_zeros_like(ctx, v)] * (parts - 1)
+        _out(ctx, 0, _unsplit_onnx(ctx, zeros + [dv], _width(ctx, 1)))
+        _out(ctx, 1, ctx.make("MatMul", [g, _t(ctx, v)]))
+    return handler
+
+
+lowering("_backward_interleaved_matmul_selfatt_qk")(_qk_backward_onnx(True))
+lowering("_backward_interleaved_matmul_encdec_qk")(_qk_backward_onnx(False))
+lowering("_backward_interleaved_matmul_selfatt_valatt")(_valatt_backward_onnx(3))
+lowering("_backward_interleaved_matmul_encdec_valatt")(_valatt_backward_onnx(2))
 lowering("_contrib_div_sqrt_dim")(_div_sqrt_dim_onnx)
 lowering("_contrib_interleaved_matmul_selfatt_qk")(_qk_onnx(3, 0))
 lowering("_contrib_interleaved_matmul_selfatt_valatt")(_valatt_onnx(3))
