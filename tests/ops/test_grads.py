@@ -61,6 +61,14 @@ def _status() -> dict:
 
 
 STATUS = _status()
+
+#: Rows MXNet 1.9.1 refuses to differentiate where gluonport deliberately does not, and why.
+REFUSAL_DIFFERS = {
+    "sort_default": "MXNet's sort backward fails only when axis was left at its default (it "
+                    "copies an empty attribute string); gluonport cannot tell that from "
+                    "axis=-1, which MXNet differentiates, so both are differentiated",
+    "sort_descending": "as sort_default (axis left at its default)",
+}
 _TRAIN_TABLES = {"TRAIN_CASES"}
 
 
@@ -168,6 +176,8 @@ def test_numeric(family, case, train):
     pytest.param(f, c, t, id=f"{f}-{c['name']}-status") for f, c, t in ROWS
     if STATUS.get(c["name"], {}).get("status") == "error"])
 def test_refused(family, case, train):
+    if case["name"] in REFUSAL_DIFFERS:
+        pytest.skip(REFUSAL_DIFFERS[case["name"]])
     op = registry.get(case["op"])
     if op.gradient is None and op.no_gradient is None:
         pytest.skip(f"{op.name}: no gradient rule or reason yet")
