@@ -23,6 +23,7 @@ raises MXNet's error.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,19 +42,26 @@ NOT_IN_GRAPH = ("Cannot differentiate node because it is not in a computational 
 """MXNet 1.9.1's message for a head that is not (or no longer) in a recorded graph."""
 
 
+# MXNet's Imperative counters: recorded nodes are named node_<n>, marked variables var<n> and
+# constant inputs null<n> (one counter for both), process-wide; ``autograd.get_symbol`` shows them.
+_NODE_IDS = itertools.count()
+_VAR_IDS = itertools.count()
+
+
 class Variable:
     """An array whose gradient is wanted: ``attach_grad`` or ``autograd.mark_variables``.
 
     ``grad`` is the buffer the backward pass writes (``'write'``) or adds (``'add'``) into;
-    ``'null'`` keeps it unchanged.
+    ``'null'`` keeps it unchanged. ``sym_name`` is MXNet's name for it (``var<n>``).
     """
 
-    __slots__ = ("array", "grad", "req")
+    __slots__ = ("array", "grad", "req", "sym_name")
 
     def __init__(self, array: Any, grad: Any, req: str):
         self.array = array
         self.grad = grad
         self.req = req
+        self.sym_name = f"var{next(_VAR_IDS)}"
 
 
 class Node:
@@ -62,11 +70,12 @@ class Node:
 
     ``inputs`` are the input arrays as the op saw them (their ``_ag`` links the graph),
     ``outputs`` all output arrays (hidden ones included), ``parents[i]`` the ``_ag`` entry of
-    input ``i`` at recording time.
+    input ``i`` at recording time. ``sym_name`` (``node_<n>``) and ``const_names`` (input index
+    -> ``null<n>`` for inputs outside the graph) are MXNet's names for ``autograd.get_symbol``.
     """
 
     __slots__ = ("op", "params", "inputs", "outputs", "parents", "train", "backward_fn",
-                 "freed", "name")
+                 "freed", "name", "sym_name", "const_names", "attrs")
 
     def __init__(self, op: Any, params: Any, inputs: list, outputs: list, train: bool,
                  backward_fn: Callable[[list], list] | None = None, name: str = ""):
@@ -79,6 +88,10 @@ class Node:
         self.backward_fn = backward_fn
         self.freed = False
         self.name = name or (op.name if op is not None else "function")
+        self.sym_name = f"node_{next(_NODE_IDS)}"
+        self.const_names = {i: f"null{next(_VAR_IDS)}" for i, p in enumerate(self.parents)
+                            if p is None}
+        self.attrs: dict[str, str] | None = None  # the call's attribute strings (record_op)
 
     def free(self) -> None:
         """Drop the saved arrays (MXNet frees a graph after a backward pass without
@@ -94,16 +107,18 @@ def _wrap_const(x: Any, ctx: Any) -> Any:
     return x if isinstance(x, NDArray) else NDArray(np.asarray(x), ctx)
 
 
-def record_op(op: Any, params: Any, inputs: Sequence[Any], outputs: list, train: bool) -> None:
+def record_op(op: Any, params: Any, inputs: Sequence[Any], outputs: list, train: bool,
+              attrs: dict[str, str] | None = None) -> None:
     """Record one operator call when any input takes part in a graph; its outputs then do.
 
     ``outputs`` are NDArrays for every output (hidden ones included); the visible ones are what
-    the caller returns.
+    the caller returns. ``attrs``: the call's attribute strings (``autograd.get_symbol``).
     """
     if not any(getattr(x, "_ag", None) is not None for x in inputs):
         return
     ctx = outputs[0].context if outputs else None
     node = Node(op, params, [_wrap_const(x, ctx) for x in inputs], outputs, train)
+    node.attrs = attrs
     for i, y in enumerate(outputs):
         y._ag = (node, i)
 

@@ -352,7 +352,8 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
     outs = [NDArray(np.asarray(r), ctx) for r in results[:n_vis]]
     if recording.is_recording():
         every = outs + [NDArray(np.asarray(r), ctx) for r in results[n_vis:]]
-        _tape.record_op(op, call.params, call.inputs, every, recording.is_training())
+        _tape.record_op(op, call.params, call.inputs, every, recording.is_training(),
+                        dict(call.attrs))
     for hook in _OP_HOOKS:
         hook(op.name, op.name.lower(), call.inputs, outs)
     if out is not None:
