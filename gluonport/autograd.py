@@ -106,9 +106,78 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: bool 
 
 
 def get_symbol(x: Any) -> Any:
-    """The recorded computation of ``x`` as a Symbol (MXNet's ``autograd.get_symbol``)."""
-    raise GluonportError("autograd.get_symbol: not available yet; hybridize the block and call "
-                         "it on mx.sym.var('data') (or use export) to get its Symbol")
+    """The recorded computation of ``x`` as a Symbol, as MXNet's ``autograd.get_symbol``.
+
+    Nodes keep MXNet's names, given when they were recorded by process-wide counters:
+    ``node_<n>`` for operators, ``var<n>`` for arrays marked with ``attach_grad`` /
+    ``mark_variables`` and ``null<n>`` for inputs outside the graph (constants; MXNet names
+    such an array once and reuses the name, here each use is named). Attributes are the strings
+    the call passed (for nodes recorded another way: those that differ from the op's
+    defaults). Raises when ``x`` was not recorded, or the graph
+    holds a node without an operator (``autograd.Function``, a hybridized block's call).
+    """
+    from .symbol._graph import Node as SymNode
+    from .symbol.symbol import Symbol
+
+    if not isinstance(x, NDArray):
+        raise GluonportError(f"autograd.get_symbol: expects an NDArray, got {type(x).__name__}")
+    if x._ag is None:
+        raise GluonportError("autograd.get_symbol: NDArray is not part of a computation graph. "
+                             "Did you forget to turn on recording?")
+    made: dict[int, Any] = {}
+
+    def var(key: Any, name: str) -> Any:
+        if id(key) not in made:
+            made[id(key)] = SymNode(None, name)
+        return made[id(key)]
+
+    head, index = x._ag
+    if isinstance(head, _tape.Variable):
+        return Symbol([(var(head, head.sym_name), 0)])
+    stack: list[tuple[Any, int]] = [(head, 0)]
+    while stack:  # post-order over the recorded nodes, inputs in order (nnvm's DFSVisit)
+        node, i = stack[-1]
+        if node.freed:
+            raise GluonportError(_tape.NOT_IN_GRAPH)
+        if node.op is None:
+            raise GluonportError(f"autograd.get_symbol: the graph holds a {node.name!r} node "
+                                 "recorded without an operator (autograd.Function or a "
+                                 "hybridized block's call), which has no Symbol form")
+        if i < len(node.parents):
+            stack[-1] = (node, i + 1)
+            parent = node.parents[i]
+            if parent is None:
+                var(node.inputs[i], node.const_names[i])
+            elif isinstance(parent[0], _tape.Variable):
+                var(parent[0], parent[0].sym_name)
+            elif id(parent[0]) not in made:
+                stack.append((parent[0], 0))
+            continue
+        stack.pop()
+        inputs = []
+        for k, parent in enumerate(node.parents):
+            if parent is None:
+                inputs.append((made[id(node.inputs[k])], 0))
+            else:
+                inputs.append((made[id(parent[0])], parent[1]))
+        attrs = node.attrs if node.attrs is not None else _attr_strings(node.op, node.params)
+        made[id(node)] = SymNode(node.op, node.sym_name, attrs, inputs)
+    return Symbol([(made[id(head)], index)])
+
+
+def _attr_strings(op: Any, params: Any) -> dict[str, str]:
+    """The attribute strings of ``params`` that differ from ``op``'s defaults."""
+    from ._core.attr_fields import REQUIRED, to_attr_string
+
+    fields = op.params.fields
+    out: dict[str, str] = {}
+    for name, value in params.as_dict().items():
+        field = fields.get(name)
+        if field is None:
+            out[name] = to_attr_string(value)
+        elif field.default is REQUIRED or value != field.default:
+            out[name] = field.to_string(value)
+    return out
 
 
 class Function:
