@@ -91,7 +91,9 @@ CASES = [
      "attrs": {"spatial_scale": 0.5, "output_dim": 2, "pooled_size": 3}},
     {"name": "psroipool_group2", "op": "_contrib_PSROIPooling",
      "inputs": [{"shape": (1, 8, 6, 7)}, {"value": PS_ROIS}],
-     "attrs": {"spatial_scale": 0.6, "output_dim": 2, "pooled_size": 3, "group_size": 2}},
+     "attrs": {"spatial_scale": 0.6, "output_dim": 2, "pooled_size": 3, "group_size": 2},
+     "no_fd": "a ROI corner times 0.6 lands on a bin edge (5 * 0.6 = 3), where the bins jump: "
+              "differences in the rois mean nothing there (MXNet gives them zero)"},
     # --- Proposal / MultiProposal
     {"name": "proposal", "op": "_contrib_Proposal", "inputs": [RPN_CLS, RPN_BOX, INFO],
      "attrs": dict(SMALL_ANCHORS)},

@@ -15,6 +15,12 @@ ROIPooling's hidden ``maxidx`` output (backward bookkeeping) is returned as -1. 
 index names no image gives zeros (MXNet zeroes negative indices and reads out of bounds for
 too-large ones).
 
+Gradients (MXNet 1.9.1's backward kernels, inputs ``(ograd, data, rois)``; the ROIs get zero):
+``_backward_ROIPooling`` adds each bin's gradient at the bin's first maximum in row-major
+order (MXNet's argmax bookkeeping, recomputed), ``_backward_ROIAlign`` is the transpose of the
+separable bilinear weights, ``_backward__contrib_PSROIPooling`` spreads each bin's gradient over
+its area. ROIs naming no image add nothing. None has an ONNX lowering (``no_onnx`` says why).
+
 ONNX lowerings (below in this file):
 
 * ``ROIPooling`` is ``MaxRoiPool`` (Caffe's bins, as MXNet's) and ``ROIAlign`` is ``RoiAlign``
@@ -54,6 +60,20 @@ def _round_away(x: np.ndarray) -> np.ndarray:
 def _calc_dtype(dtype: np.dtype) -> type:
     """float64 data computes in double; float32/float16 in float, as MXNet's kernels."""
     return np.float64 if dtype == np.float64 else np.float32
+
+
+def _attrs(p) -> dict:
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _roi_grad(backward: str):
+    """The forward op's rule: ``backward(ograd, data, rois)``; the ROIs get no gradient (MXNet
+    writes zeros to them)."""
+    def rule(F, p, ins, outs, ogs):
+        return [getattr(F._internal, backward)(ogs[0], ins[0], ins[1], **_attrs(p)), None]
+
+    rule.__name__ = f"grad_via{backward}"
+    return rule
 
 
 def _roi_shape(op: str, p, in_shapes, channels_out=None):
@@ -159,7 +179,7 @@ define(
     infer_type=_roi_pooling_type, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "maxidx"), aliases=("_npx_roi_pooling",),
     doc="Max pooling of each ROI ``[batch, x1, y1, x2, y2]`` into ``pooled_size`` bins.",
-    check_shapes=True, lists_output_names=True)
+    check_shapes=True, lists_output_names=True, gradient=_roi_grad("_backward_ROIPooling"))
 
 
 # --- ROIAlign --------------------------------------------------------------------------------
@@ -266,7 +286,7 @@ define(
             "position_sensitive": Bool(False), "aligned": Bool(False)},
     compute=_roi_align, inputs=("data", "rois"), infer_shape=_roi_align_shape,
     doc="ROIAlign (Mask R-CNN): bilinear average pooling of each ROI into ``pooled_size``.",
-    check_shapes=True, lists_output_names=True)
+    check_shapes=True, lists_output_names=True, gradient=_roi_grad("_backward_ROIAlign"))
 
 
 # --- PSROIPooling ----------------------------------------------------------------------------
@@ -279,7 +299,9 @@ def _psroi_bins(start, end, pooled: int, limit: int, dt):
     return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
 
 
-def _psroi_image(img: np.ndarray, rois: np.ndarray, p, group: int) -> np.ndarray:
+def _psroi_geometry(img: np.ndarray, rois: np.ndarray, p, group: int):
+    """Bin bounds ``hs, he (R, P)``, ``ws, we (R, P)`` and the input channel of each output
+    channel and bin ``(D, P, P)``, MXNet's arithmetic."""
     dt = _calc_dtype(img.dtype)
     size = p.pooled_size
     height, width = img.shape[1:]
@@ -291,6 +313,12 @@ def _psroi_image(img: np.ndarray, rois: np.ndarray, p, group: int) -> np.ndarray
                    group - 1)
     chan = ((np.arange(p.output_dim)[:, None, None] * group + cell[None, :, None]) * group
             + cell[None, None, :])                                           # (D, PH, PW)
+    return hs, he, ws, we, chan
+
+
+def _psroi_image(img: np.ndarray, rois: np.ndarray, p, group: int) -> np.ndarray:
+    height, width = img.shape[1:]
+    hs, he, ws, we, chan = _psroi_geometry(img, rois, p, group)
     integral = np.zeros((img.shape[0], height + 1, width + 1), dtype=np.float64)
     integral[:, 1:, 1:] = img.astype(np.float64).cumsum(1).cumsum(2)
     c, y0, y1 = chan[None], hs[:, None, :, None], he[:, None, :, None]
@@ -331,7 +359,128 @@ define(
             "group_size": Int(0)},
     compute=_psroi_pooling, inputs=("data", "rois"), infer_shape=_psroi_shape,
     doc="Position-sensitive ROI average pooling (R-FCN).", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=_roi_grad("_backward__contrib_PSROIPooling"))
+
+
+# --- backward kernels (MXNet's _backward_ROIPooling, _backward_ROIAlign,
+# _backward__contrib_PSROIPooling); inputs (ograd, data, rois): the data gives the shape -------
+_NO_GRAD = "a backward kernel: MXNet 1.9.1 registers no gradient for it"
+_NO_ONNX_GRAD = ("ONNX has no ROI pooling gradient operator, and the scatter-add over each "
+                 "ROI's data-dependent window would need a Loop")
+
+
+def _roi_pooling_backward(p, og, data, rois):
+    """Each bin's gradient added at its maximum (the first in row-major order, NaN skipped, none
+    if no value exceeds -FLT_MAX), as MXNet's ROIPoolBackwardAcc with the forward's argmax.
+    Per ROI two passes find it: the first maximum of every row within each bin column, then
+    the first row holding the bin's maximum (so ties go where MXNet's scan puts them)."""
+    ph, pw = _pooled(p)
+    batch, chans, height, width = data.shape
+    dt = _calc_dtype(data.dtype)
+    where: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    with np.errstate(over="ignore"):  # -FLT_MAX is -inf in float16, as MXNet's cast gives
+        floor = np.asarray(-_FLT_MAX).astype(data.dtype)
+    corner = _round_away(rois[:, 1:5].astype(dt) * dt(p.spatial_scale)).astype(np.int64)
+    x1, y1, x2, y2 = corner.T
+    hs, he = _pool_bins(y1, np.maximum(y2 - y1 + 1, 1), ph, height, dt)
+    ws, we = _pool_bins(x1, np.maximum(x2 - x1 + 1, 1), pw, width, dt)
+    index, ok = _batch_index(rois, batch)
+    ok &= (he > hs).any(axis=1) & (we > ws).any(axis=1)
+    plane = np.broadcast_to(np.arange(chans)[:, None] * (height * width), (chans, pw))
+    for r in np.flatnonzero(ok):
+        y0, x0 = hs[r].min(), ws[r].min()
+        crop = data[index[r], :, y0:he[r].max(), x0:we[r].max()]
+        crop = np.where(np.isnan(crop), -np.inf, crop)
+        row_max = np.full(crop.shape[:2] + (pw,), -np.inf, dtype=crop.dtype)
+        row_arg = np.zeros(row_max.shape, dtype=np.int64)
+        for j in np.flatnonzero(we[r] > ws[r]):
+            seg = crop[:, :, ws[r, j] - x0:we[r, j] - x0]
+            k = seg.argmax(axis=2)
+            row_arg[:, :, j] = k + ws[r, j]
+            row_max[:, :, j] = np.take_along_axis(seg, k[..., None], axis=2)[..., 0]
+        for i in np.flatnonzero(he[r] > hs[r]):
+            seg = row_max[:, hs[r, i] - y0:he[r, i] - y0]                    # (C, rows, PW)
+            k = seg.argmax(axis=1)                                           # (C, PW)
+            hit = np.take_along_axis(seg, k[:, None], axis=1)[:, 0] > floor
+            rows = k + hs[r, i] - y0
+            cols = np.take_along_axis(row_arg, rows[:, None], axis=1)[:, 0]
+            pos = index[r] * chans * height * width + plane + (rows + y0) * width + cols
+            where.append(pos[hit])
+            vals.append(og[r, :, i][hit])
+    if not where:
+        return np.zeros(data.shape, dtype=data.dtype)
+    total = np.bincount(np.concatenate(where), np.concatenate(vals).astype(np.float64),
+                        minlength=data.size)
+    return total.reshape(data.shape).astype(data.dtype)
+
+
+def _roi_align_backward(p, og, data, rois):
+    """``Ay.T @ ograd @ Ax / count`` per ROI over the window its samples touch (the transpose
+    of the forward's separable bilinear weights), as MXNet's ROIAlignBackward; ROIs naming no
+    image add nothing."""
+    ph, pw = _pooled(p)
+    batch, chans, height, width = data.shape
+    dt = data.dtype.type
+    grad = np.zeros(data.shape, dtype=data.dtype)
+    index, ok = _batch_index(rois, batch)
+    start, bins, grid = _align_geometry(p, rois, ok, dt)
+    ax = _interp_matrix(start[:, 0], bins[:, 0], grid[:, 0], pw, width, dt)   # (R, PW, W)
+    ay = _interp_matrix(start[:, 1], bins[:, 1], grid[:, 1], ph, height, dt)  # (R, PH, H)
+    count = (grid[:, 0] * grid[:, 1]).astype(dt)
+    (x0, x1), (y0, y1) = _window(ax.any(axis=1)), _window(ay.any(axis=1))
+    for r in np.flatnonzero(ok & (x1 > x0) & (y1 > y0)):
+        wy, wx = ay[r, :, y0[r]:y1[r]], ax[r, :, x0[r]:x1[r]]
+        g = og[r] / count[r]
+        if p.position_sensitive:
+            part = np.einsum("cpq,ph,qw->cpqhw", g, wy, wx)
+            part = part.reshape(-1, wy.shape[1], wx.shape[1])
+        else:
+            part = np.matmul(wy.T, g @ wx)                                  # (C, h, w)
+        grad[index[r], :, y0[r]:y1[r], x0[r]:x1[r]] += part.astype(data.dtype)
+    return grad
+
+
+def _psroi_backward(p, og, data, rois):
+    """Each bin's gradient over its area spread evenly on the bin's pixels of its channel
+    (MXNet's PSROIPoolBackwardAccCPU), through corner deltas and a 2-D running sum (float64)
+    per image."""
+    group = _psroi_group(p)
+    batch, chans, height, width = data.shape
+    grad = np.zeros(data.shape, dtype=data.dtype)
+    index, ok = _batch_index(rois, batch)
+    for b in np.unique(index[ok]):
+        idx = np.flatnonzero(ok & (index == b))
+        hs, he, ws, we, chan = _psroi_geometry(data[b], rois[idx], p, group)
+        y0, y1 = hs[:, None, :, None], he[:, None, :, None]
+        x0, x1 = ws[:, None, None, :], we[:, None, None, :]
+        area = (y1 - y0) * (x1 - x0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = np.where(area > 0, og[idx].astype(np.float64) / area, 0.0)
+        c = np.broadcast_to(chan[None], val.shape)
+        delta = np.zeros((chans, height + 1, width + 1), dtype=np.float64)
+        for ys, xs, sign in ((y0, x0, 1), (y0, x1, -1), (y1, x0, -1), (y1, x1, 1)):
+            np.add.at(delta, (c, np.broadcast_to(ys, val.shape), np.broadcast_to(xs, val.shape)),
+                      sign * val)
+        grad[b] = delta.cumsum(1).cumsum(2)[:, :height, :width]
+    return grad
+
+
+def _define_backward(name: str, forward: str, compute, params: dict) -> None:
+    define(name, compute, lambda p, s: (s, [s[1]]), params=params,
+           inputs=("ograd", "data", "rois"), infer_type=lambda p, t: (t, [t[1]]),
+           no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+           doc=f"{forward}'s data gradient: inputs (ograd, data, rois).")
+
+
+_define_backward("_backward_ROIPooling", "ROIPooling", _roi_pooling_backward,
+                 {"pooled_size": Shape(), "spatial_scale": Float()})
+_define_backward("_backward_ROIAlign", "ROIAlign", _roi_align_backward,
+                 {"pooled_size": Shape(), "spatial_scale": Float(), "sample_ratio": Int(-1),
+                  "position_sensitive": Bool(False), "aligned": Bool(False)})
+_define_backward("_backward__contrib_PSROIPooling", "PSROIPooling", _psroi_backward,
+                 {"spatial_scale": Float(), "output_dim": Int(), "pooled_size": Int(),
+                  "group_size": Int(0)})
 
 
 def i64(ctx: LoweringContext, value, hint: str = "i") -> str:
