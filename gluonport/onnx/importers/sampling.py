@@ -1,6 +1,6 @@
 """Import handlers for ONNX ops that sample or fold image windows: Col2Im -> ``col2im``,
 RoiAlign -> ``_contrib_ROIAlign``, GridSample -> ``BilinearSampler``, AffineGrid ->
-``GridGenerator``.
+``GridGenerator``, DeformConv -> ``_contrib_ModulatedDeformableConvolution``.
 
 * ``Col2Im``: MXNet's ``col2im`` pads symmetrically; asymmetric ``pads`` fold into the padded
   image (``pad=0``, ``output_size`` grown by both pads) and slice it back.
@@ -122,3 +122,38 @@ def affine_grid(ctx: ImportContext, theta: Value, size: Value, *, align_corners:
     g = ctx.op("GridGenerator", ctx.op("Reshape", t, shape=(-1, 6)), transform_type="affine",
                target_shape=(height, width))
     return ctx.op("transpose", g, axes=(0, 2, 3, 1))
+
+
+@importer("DeformConv", since=19)
+def deform_conv(ctx: ImportContext, x: Value, w: Value, offset: Value, b: Value | None = None,
+                mask: Value | None = None, *, dilations=None, group: int = 1,
+                kernel_shape=None, offset_group: int = 1, pads=None, strides=None) -> object:
+    """MXNet's ``_contrib_ModulatedDeformableConvolution`` (DCNv2: bilinear samples, zero
+    outside the image, each multiplied by its mask; a mask of ones without ``mask``), the op
+    gluonport's exporter lowers to DeformConv. 2-D only, as MXNet; asymmetric pads pad the
+    input explicitly (a sample in the padding reads zero either way)."""
+    wshape = w.static_shape
+    if wshape is None or len(wshape) != 4:
+        raise ctx.fail(f"the weight shape {w.shape} is not a known 4-D shape: MXNet's "
+                       "deformable convolution is 2-D")
+    kernel = list(kernel_shape) if kernel_shape else list(wshape[2:])
+    stride, dil = int_attr_list(strides, 2, 1), int_attr_list(dilations, 2, 1)
+    pad = int_attr_list(pads, 4, 0)
+    data = x.sym
+    if pad[:2] != pad[2:]:
+        sym = [min(a, e) for a, e in zip(pad[:2], pad[2:])]
+        widths = (0, 0, 0, 0) + tuple(v for a, e, s in zip(pad[:2], pad[2:], sym)
+                                      for v in (a - s, e - s))
+        data = ctx.op("Pad", data, mode="constant", pad_width=widths, constant_value=0.0)
+        pad = sym * 2
+    taps = offset_group * kernel[0] * kernel[1]
+    if mask is None:
+        first = ctx.op("slice_axis", offset.sym, axis=1, begin=0, end=taps)
+        mask_sym = ctx.op("ones_like", first)
+    else:
+        mask_sym = mask.sym
+    args = [data, offset.sym, mask_sym, w.sym] + ([b.sym] if b is not None else [])
+    return ctx.op("_contrib_ModulatedDeformableConvolution", *args, kernel=tuple(kernel),
+                  stride=tuple(stride), dilate=tuple(dil), pad=tuple(pad[:2]),
+                  num_filter=wshape[0], num_group=group, num_deformable_group=offset_group,
+                  no_bias=b is None)
