@@ -122,6 +122,31 @@ def test_gluon_batchnorm_block(name, hybridize):
                                    atol=1e-5, err_msg=f"data gradient, step {step}")
 
 
+def test_executor_forward_backward_updates_aux():
+    """A bound graph (``simple_bind``, the Module API's path): ``forward(is_train=True)`` leaves
+    the moving statistics alone and ``backward`` updates the executor's aux arrays, as MXNet."""
+    y = mx.sym.BatchNorm(mx.sym.var("x"), mx.sym.var("g"), mx.sym.var("b"), fix_gamma=False,
+                         momentum=0.7, eps=0.01, name="bn")
+    ex = y.simple_bind(mx.cpu(), x=(4, 3, 2), grad_req="write")
+    ex.arg_dict["g"][:] = mx.nd.array(_g("executor_bn/g"))
+    ex.arg_dict["b"][:] = mx.nd.array(_g("executor_bn/b"))
+    ex.aux_dict["bn_moving_var"][:] = 1
+    for step in range(2):
+        ex.arg_dict["x"][:] = mx.nd.array(_g(f"executor_bn/x{step}"))
+        ex.forward(is_train=True)
+        np.testing.assert_allclose(ex.aux_dict["bn_moving_mean"].asnumpy(),
+                                   _g(f"executor_bn/fwd_mean{step}"), rtol=1e-5, atol=1e-7)
+        ex.backward(mx.nd.array(_g(f"executor_bn/hg{step}")))
+        for key in ("mean", "var"):
+            np.testing.assert_allclose(ex.aux_dict[f"bn_moving_{key}"].asnumpy(),
+                                       _g(f"executor_bn/{key}{step}"), rtol=1e-5, atol=1e-7,
+                                       err_msg=f"moving {key}, step {step}")
+        for arg in ("x", "g", "b"):
+            np.testing.assert_allclose(ex.grad_dict[arg].asnumpy(),
+                                       _g(f"executor_bn/grad_{arg}{step}"), rtol=1e-4,
+                                       atol=1e-5, err_msg=f"gradient of {arg}, step {step}")
+
+
 # --- the norm family's training rows ---------------------------------------------------------
 TRAIN_ROWS = [pytest.param(c, id=c["name"]) for c in cases_norm.TRAIN_CASES]
 _GRADS = load_grad_golden("norm")

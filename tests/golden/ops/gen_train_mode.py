@@ -18,6 +18,9 @@ Gluon cases (``gluon_*``): an ``nn.BatchNorm`` block and a one-device
 ``contrib.nn.SyncBatchNorm`` (imperative, and hybridized) take two
 training steps each (record, forward, backward) on two batches; the golden holds the batches, the
 head gradients, the block's running_mean/running_var after each step and the data gradients.
+``executor_bn``: a bound BatchNorm graph (``simple_bind``, the Module API's path) runs
+``forward(is_train=True)`` and ``backward`` twice; the golden holds the moving statistics after
+each forward and backward and the argument gradients.
 Deterministic: re-running gives the same file.
 """
 import os
@@ -103,6 +106,33 @@ def _gluon(out, name, hybridize, seed, sync=False):
         out[f"{name}/grad{step}"] = xa.grad.asnumpy()
 
 
+def _executor(out, name, seed):
+    """A bound BatchNorm graph (MXNet's Executor, the Module API's path): forward(is_train)
+    then backward, twice."""
+    rng = np.random.RandomState(seed)
+    y = mx.sym.BatchNorm(mx.sym.var("x"), mx.sym.var("g"), mx.sym.var("b"), fix_gamma=False,
+                         momentum=0.7, eps=0.01, name="bn")
+    ex = y.simple_bind(mx.cpu(), x=(4, 3, 2), grad_req="write")
+    ex.arg_dict["g"][:] = mx.nd.array(rng.uniform(0.5, 1.5, 3))
+    ex.arg_dict["b"][:] = mx.nd.array(rng.uniform(-1, 1, 3))
+    ex.aux_dict["bn_moving_var"][:] = 1
+    for step in range(2):
+        x = rng.uniform(-2, 2, (4, 3, 2)).astype("float32")
+        hg = rng.standard_normal(x.shape).astype("float32")
+        ex.arg_dict["x"][:] = mx.nd.array(x)
+        ex.forward(is_train=True)
+        out[f"{name}/fwd_mean{step}"] = ex.aux_dict["bn_moving_mean"].asnumpy()
+        ex.backward(mx.nd.array(hg))
+        out[f"{name}/x{step}"] = x
+        out[f"{name}/hg{step}"] = hg
+        out[f"{name}/mean{step}"] = ex.aux_dict["bn_moving_mean"].asnumpy()
+        out[f"{name}/var{step}"] = ex.aux_dict["bn_moving_var"].asnumpy()
+        for arg in ("x", "g", "b"):
+            out[f"{name}/grad_{arg}{step}"] = ex.grad_dict[arg].asnumpy()
+    out[f"{name}/g"] = ex.arg_dict["g"].asnumpy()
+    out[f"{name}/b"] = ex.arg_dict["b"].asnumpy()
+
+
 def main():
     out = {}
     for k, (name, op, shape, dtype, pdtype, attrs, train) in enumerate(CASES):
@@ -111,6 +141,7 @@ def main():
     _gluon(out, "gluon_bn_hybrid", True, 7)
     _gluon(out, "gluon_sync_bn", False, 7, sync=True)
     _gluon(out, "gluon_sync_bn_hybrid", True, 7, sync=True)
+    _executor(out, "executor_bn", 11)
     np.savez(os.path.join(HERE, "train_mode.npz"), **out)
     print(f"wrote {len(out)} arrays")
 
