@@ -18,7 +18,16 @@ from ..lowering import LoweringContext, const_as, deliver, lowering
 from ..lowering.dims import Dims
 from ..registry import define
 
-__all__ = ["bilinear_sample", "affine_grid_dst"]
+__all__ = ["bilinear_sample", "bilinear_sample_backward", "affine_grid_dst"]
+
+
+def _attrs(p) -> dict:
+    return {k: v for k, v in p.as_dict().items() if v is not None}
+
+
+def _pair(out) -> list:
+    """The two gradients of a two-output backward kernel (a list in nd, a Symbol in sym)."""
+    return [out[0], out[1]]
 
 
 # --- grids and bilinear sampling -------------------------------------------------------------
@@ -69,7 +78,8 @@ define(
     inputs=("data", "grid"), infer_shape=_sampler_shape, num_outputs=2,
     num_visible_outputs=1, output_names=("output", "tmp"),
     doc="Bilinear sampling of ``data`` at a normalized ``(x, y)`` grid.", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=lambda F, p, ins, outs, ogs: _pair(
+        F._internal._backward_BilinearSampler(ogs[0], ins[0], ins[1])))
 
 
 def affine_grid_dst(height: int, width: int, dtype) -> np.ndarray:
@@ -124,7 +134,8 @@ define(
     compute=_grid_generator, infer_shape=_grid_shape, num_outputs=2, num_visible_outputs=1,
     output_names=("output", "grid_dst"),
     doc="Sampling grid from an affine matrix or an optical-flow field.", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=lambda F, p, ins, outs, ogs: [
+        F._internal._backward_GridGenerator(ogs[0], **_attrs(p))])
 
 
 def _stn_dst(h: int, w: int, dtype) -> np.ndarray:
@@ -163,7 +174,116 @@ define(
     compute=_spatial_transformer, inputs=("data", "loc"), infer_shape=_stn_shape,
     num_outputs=3, num_visible_outputs=1, output_names=("output", "grid_dst", "grid_src"),
     doc="Affine spatial transformer: GridGenerator + BilinearSampler in one op.", check_shapes=True,
-    lists_output_names=True)
+    lists_output_names=True, gradient=lambda F, p, ins, outs, ogs: _pair(
+        F._internal._backward_SpatialTransformer(ogs[0], ins[0], ins[1], **_attrs(p))))
+
+
+# --- backward kernels (MXNet's _backward_BilinearSampler, _backward_GridGenerator,
+# _backward_SpatialTransformer) ------------------------------------------------------------------
+_NO_GRAD = "a backward kernel: MXNet 1.9.1 registers no gradient for it"
+_NO_ONNX_GRAD = ("ONNX has no GridSample gradient operator, and gluonport does not compose "
+                 "one (a scatter-add of four weighted corners per sample, opset 16+)")
+
+
+def bilinear_sample_backward(og: np.ndarray, data: np.ndarray, gx: np.ndarray,
+                             gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """MXNet's BilinearSamplerBackward: ``(gdata (N, C, H, W), ggrid (N, 2, Ho, Wo))``. Each
+    output's gradient goes to its four corners by their weights (corners outside add
+    nothing); the grid's is the derivative of the weights, with outside corners read as zero,
+    times ``(W - 1) / 2`` (x) and ``(H - 1) / 2`` (y). Accumulates in float64."""
+    n, c, h, w = data.shape
+    dt = data.dtype
+    x = ((gx.astype(dt) + 1) * (w - 1) / 2).astype(dt).reshape(n, -1)
+    y = ((gy.astype(dt) + 1) * (h - 1) / 2).astype(dt).reshape(n, -1)
+    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
+    wx = (1.0 - (x - x0).astype(np.float64)).astype(dt).astype(np.float64)
+    wy = (1.0 - (y - y0).astype(np.float64)).astype(dt).astype(np.float64)
+    g = og.reshape(n, c, -1).astype(np.float64)
+    flat = data.reshape(n, c, h * w)
+    base = (np.arange(n * c) * (h * w)).reshape(n, c, 1)
+    where, vals, corner = [], [], {}
+    for dy, fy in ((0, wy), (1, 1.0 - wy)):
+        for dx, fx in ((0, wx), (1, 1.0 - wx)):
+            xi, yi = x0 + dx, y0 + dy
+            inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+            idx = np.where(inside, yi * w + xi, 0)[:, None]                     # (N, 1, P)
+            v = np.take_along_axis(flat, np.broadcast_to(idx, g.shape), axis=2)
+            corner[dy, dx] = np.where(inside[:, None], v, 0).astype(np.float64)
+            mask = np.broadcast_to(inside[:, None], g.shape)
+            where.append((base + idx)[mask])
+            vals.append((g * (fy * fx)[:, None])[mask])
+    gdata = np.bincount(np.concatenate(where), np.concatenate(vals), minlength=data.size)
+    tl, tr, bl, br = corner[0, 0], corner[0, 1], corner[1, 0], corner[1, 1]
+    mixed = tl - tr - bl + br
+    ggy = -(g * (tr - br + mixed * wx[:, None])).sum(axis=1) * ((h - 1) / 2)
+    ggx = -(g * (bl - br + mixed * wy[:, None])).sum(axis=1) * ((w - 1) / 2)
+    grid = np.stack([ggx, ggy], axis=1).reshape((n, 2) + gx.shape[1:])
+    return gdata.reshape(data.shape).astype(dt), grid
+
+
+def _sampler_backward(p, og, data, grid):
+    gdata, ggrid = bilinear_sample_backward(og, data, grid[:, 0], grid[:, 1])
+    return gdata, ggrid.astype(grid.dtype)
+
+
+define(
+    "_backward_BilinearSampler", params={"cudnn_off": Optional(Bool())},
+    compute=_sampler_backward, inputs=("ograd", "data", "grid"),
+    infer_shape=lambda p, s: (s, [s[1], s[2]]), infer_type=lambda p, t: (t, [t[1], t[2]]),
+    num_outputs=2, no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+    doc="BilinearSampler's gradient: inputs (ograd, data, grid); outputs the data's and the "
+        "grid's gradients.")
+
+
+def _grid_backward(p, og):
+    """Affine: ``ograd (N*2, H*W) @ grid_dst.T`` -> ``(N, 6)``; warp: ``ograd`` over
+    ``[(W-1)/2, (H-1)/2]`` per channel (MXNet's GridGenerator Backward)."""
+    dt = og.dtype
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        dst = affine_grid_dst(h, w, dt)
+        return (og.reshape(-1, h * w) @ dst.T).reshape(-1, 6).astype(dt)
+    h, w = og.shape[2:]
+    half = np.array([(dt.type(w) - 1.0) / 2.0, (dt.type(h) - 1.0) / 2.0]).astype(dt)
+    return (og / half[:, None, None]).astype(dt)
+
+
+def _grid_backward_shape(p, in_shapes):
+    og = in_shapes[0]
+    if og is None:
+        return in_shapes, [None]
+    return in_shapes, [(og[0], 6) if p.transform_type == "affine" else tuple(og)]
+
+
+define(
+    "_backward_GridGenerator",
+    params={"transform_type": Enum(("affine", "warp")), "target_shape": Shape((0, 0))},
+    compute=_grid_backward, inputs=("ograd",), infer_shape=_grid_backward_shape,
+    no_gradient=_NO_GRAD,
+    doc="GridGenerator's gradient: input the output's gradient (affine: its product with the "
+        "target grid; warp: scaled back to pixels).")
+
+
+def _stn_backward(p, og, data, loc):
+    """The sampler's gradients on the affine grid, the grid's folded back into ``loc`` through
+    the target grid (MXNet's SpatialTransformer Backward)."""
+    h, w = _target(p, "SpatialTransformer")
+    dst = _stn_dst(h, w, data.dtype)
+    src = (loc.reshape(-1, 2, 3) @ dst).astype(data.dtype).reshape(-1, 2, h, w)
+    gdata, ggrid = bilinear_sample_backward(og, data, src[:, 0], src[:, 1])
+    gloc = ggrid.reshape(-1, 2, h * w) @ dst.T.astype(np.float64)
+    return gdata, gloc.reshape(loc.shape).astype(loc.dtype)
+
+
+define(
+    "_backward_SpatialTransformer",
+    params={"target_shape": Shape((0, 0)), "transform_type": Enum(("affine",)),
+            "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
+    compute=_stn_backward, inputs=("ograd", "data", "loc"),
+    infer_shape=lambda p, s: (s, [s[1], s[2]]), infer_type=lambda p, t: (t, [t[1], t[2]]),
+    num_outputs=2, no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+    doc="SpatialTransformer's gradient: inputs (ograd, data, loc); outputs the data's and "
+        "loc's gradients.")
 
 
 # --- grids and bilinear sampling -------------------------------------------------------------
@@ -243,3 +363,19 @@ def _stn_onnx(ctx: LoweringContext) -> None:
 lowering("BilinearSampler", since=16)(_sampler_onnx)  # GridSample is opset 16+
 lowering("GridGenerator")(_grid_generator_onnx)
 lowering("SpatialTransformer", since=16)(_stn_onnx)
+
+
+def _grid_backward_onnx(ctx: LoweringContext) -> None:
+    p, dt = ctx.params, np.dtype(ctx.in_dtypes[0])
+    if p.transform_type == "affine":
+        h, w = _target(p, "GridGenerator")
+        dst_t = ctx.const(np.ascontiguousarray(affine_grid_dst(h, w, dt).T), "grid_dst_t")
+        rows = ctx.make("Reshape", [ctx.inputs[0], ctx.ints([-1, h * w], "rows")])
+        out = ctx.make("MatMul", [rows, dst_t])
+        ctx.make("Reshape", [out, ctx.ints([-1, 6], "theta")], outputs=[ctx.outputs[0]])
+        return
+    _, half = _warp_grid(ctx, dt)
+    ctx.make("Div", [ctx.inputs[0], half], outputs=[ctx.outputs[0]])
+
+
+lowering("_backward_GridGenerator")(_grid_backward_onnx)
