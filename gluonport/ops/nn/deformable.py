@@ -152,13 +152,123 @@ def _deformable_conv(modulated: bool, op: str):
     return compute
 
 
+# --- gradients ---------------------------------------------------------------------------------
+def _sample_grad(img: np.ndarray, rows: np.ndarray, cols: np.ndarray, modulated: bool,
+                 d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The derivative of :func:`_deform_sample` against ``d`` (N, C, L): the image gradient
+    (N, C, H*W) and the gradients of the sample rows and columns (N, L). As MXNet's
+    col2im kernels: corners outside the image take nothing, and DCNv1's clamped far corner
+    makes the position gradient 0 there."""
+    n, c, h, w = img.shape
+    dt = d.dtype
+    if modulated:
+        inside = (rows > -1) & (cols > -1) & (rows < h) & (cols < w)
+    else:
+        inside = (rows >= 0) & (cols >= 0) & (rows < h) & (cols < w)
+    r0 = np.floor(np.where(inside, rows, 0)).astype(np.int64)
+    c0 = np.floor(np.where(inside, cols, 0)).astype(np.int64)
+    lr, lc = (rows - r0).astype(dt), (cols - c0).astype(dt)
+    dlr, dlc = np.ones_like(lr), np.ones_like(lc)
+    if modulated:
+        r1, c1 = r0 + 1, c0 + 1
+    else:
+        r_edge, c_edge = r0 >= h - 1, c0 >= w - 1
+        r1, c1 = np.where(r_edge, h - 1, r0 + 1), np.where(c_edge, w - 1, c0 + 1)
+        lr, lc = np.where(r_edge, 0, lr).astype(dt), np.where(c_edge, 0, lc).astype(dt)
+        dlr, dlc = np.where(r_edge, 0, dlr).astype(dt), np.where(c_edge, 0, dlc).astype(dt)
+    flat = img.reshape(n, c, h * w).astype(dt, copy=False)
+    planes = (np.arange(n * c) * (h * w)).reshape(n, c, 1)
+    index, weights = [], []
+    d_rows, d_cols = np.zeros(rows.shape, dt), np.zeros(cols.shape, dt)
+    for rr, wr, dwr in ((r0, 1 - lr, -dlr), (r1, lr, dlr)):
+        for cc, wc, dwc in ((c0, 1 - lc, -dlc), (c1, lc, dlc)):
+            ok = inside & (rr >= 0) & (rr <= h - 1) & (cc >= 0) & (cc <= w - 1)
+            idx = np.where(ok, rr * w + cc, 0)
+            vals = np.take_along_axis(flat, idx[:, None, :], axis=2)
+            index.append(np.broadcast_to(planes + idx[:, None, :], d.shape).ravel())
+            weights.append((d * np.where(ok, wr * wc, 0)[:, None, :]).ravel())
+            s = (d * vals).sum(axis=1)
+            d_rows += np.where(ok, s * dwr * wc, 0)
+            d_cols += np.where(ok, s * wr * dwc, 0)
+    d_img = np.bincount(np.concatenate(index), weights=np.concatenate(weights),
+                        minlength=n * c * h * w)
+    return d_img.reshape(n, c, h * w), d_rows, d_cols
+
+
+def _deformable_backward(modulated: bool, op: str):
+    def compute(p, og, data, offset, *rest):
+        """Gradients of data, offset, (mask), weight, (bias): the column gradient is
+        ``W^T og`` per group, taken back through the bilinear sampling tap by tap."""
+        mask = rest[0] if modulated else None
+        weight = rest[1] if modulated else rest[0]
+        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = geometry = _dcn_geometry(p, op)
+        n, chans = data.shape[:2]
+        oh, ow = og.shape[2:]
+        g, groups, taps = p.num_group, p.num_deformable_group, kh * kw
+        cols = _dcn_columns(p, data, offset, mask, geometry, (oh, ow))
+        og2 = og.reshape(n, g, p.num_filter // g, oh * ow)
+        d_w = np.einsum("ngol,ngcl->goc", og2, cols.reshape(n, g, -1, oh * ow))
+        w = weight.reshape(g, p.num_filter // g, -1)
+        d_cols = np.matmul(w.transpose(0, 2, 1), og2).reshape(n, chans, taps, oh * ow)
+        per = chans // groups
+        base_r = (np.arange(oh) * sh - ph)[:, None].repeat(ow, 1).reshape(-1)
+        base_c = (np.arange(ow) * sw - pw)[None, :].repeat(oh, 0).reshape(-1)
+        off = offset.reshape(n, groups, taps, 2, oh * ow)
+        d_data = np.zeros((n, chans, data.shape[2] * data.shape[3]), d_cols.dtype)
+        d_off = np.zeros(off.shape, d_cols.dtype)
+        d_mask = None if mask is None else np.zeros((n, groups, taps, oh * ow), d_cols.dtype)
+        for grp in range(groups):
+            img = data[:, grp * per:(grp + 1) * per]
+            for k in range(taps):
+                i, j = divmod(k, kw)
+                rows = (base_r + i * dh).astype(data.dtype) + off[:, grp, k, 0]
+                cc = (base_c + j * dw).astype(data.dtype) + off[:, grp, k, 1]
+                d = d_cols[:, grp * per:(grp + 1) * per, k]
+                if mask is not None:
+                    val = _deform_sample(img, rows, cc, True)
+                    d_mask[:, grp, k] = (d * val).sum(axis=1)
+                    d = d * mask.reshape(n, groups, taps, oh * ow)[:, grp, k][:, None]
+                d_img, d_r, d_c = _sample_grad(img, rows, cc, modulated, d)
+                d_data[:, grp * per:(grp + 1) * per] += d_img
+                d_off[:, grp, k, 0], d_off[:, grp, k, 1] = d_r, d_c
+        outs = [d_data.reshape(data.shape).astype(data.dtype),
+                d_off.reshape(offset.shape).astype(offset.dtype)]
+        if mask is not None:
+            outs.append(d_mask.reshape(mask.shape).astype(mask.dtype))
+        outs.append(d_w.reshape(weight.shape).astype(weight.dtype))
+        if not p.no_bias:
+            outs.append(og.sum(axis=(0, 2, 3)).astype(rest[-1].dtype))
+        return tuple(outs)
+    return compute
+
+
+def _grad_rule(name: str):
+    def rule(F, p, inputs, outputs, ograds):
+        attrs = {k: v for k, v in p.as_dict().items() if v is not None}
+        back = getattr(F._internal, name)(ograds[0], *inputs, **attrs)
+        return [back[i] for i in range(len(inputs))]
+    return rule
+
+
 for _name, _mod in (("_contrib_DeformableConvolution", False),
                     ("_contrib_ModulatedDeformableConvolution", True)):
     _ins = ("data", "offset") + (("mask",) if _mod else ()) + ("weight",)
+    _back = "_backward_" + _name  # MXNet's legacy-op backward name
+    register(OpDef(
+        _back, params=_dcn_params(_mod), compute=_deformable_backward(_mod, _name[9:]),
+        inputs=lambda p, _ins=_ins: ("ograd",) + (_ins if p.no_bias else _ins + ("bias",)),
+        num_outputs=lambda p, _ins=_ins: len(_ins) + (not p.no_bias),
+        infer_shape=lambda p, s: (list(s), [None if v is None else tuple(v) for v in s[1:]]),
+        infer_type=lambda p, t: (list(t), list(t[1:])),
+        no_gradient="a backward kernel (MXNet 1.9.1 registers no gradient for it either)",
+        no_onnx="ONNX has no gradient of DeformConv, and composing the bilinear sampling's "
+                "gradient (scatters at the sampled corners) is not implemented",
+        doc=f"{_name[9:]}'s gradients. Inputs: the output gradient, then the forward inputs; "
+            "outputs: one gradient per forward input."))
     register(OpDef(
         _name, params=_dcn_params(_mod), compute=_deformable_conv(_mod, _name[9:]),
         inputs=lambda p, _ins=_ins: _ins if p.no_bias else _ins + ("bias",),
-        infer_shape=_dcn_shape_rule(_mod, _name[9:]),
+        infer_shape=_dcn_shape_rule(_mod, _name[9:]), gradient=_grad_rule(_back),
         doc="Deformable convolution (DCNv1; DCNv2 multiplies each sample by a mask).",
         lists_output_names=True))
 
