@@ -1,5 +1,5 @@
-"""``gluon.contrib``: contributed Gluon layers (MXNet 1.9.1)."""
+"""``gluon.contrib``: contributed Gluon layers and the Estimator training loop (MXNet 1.9.1)."""
 
-from . import nn
+from . import estimator, nn
 
-__all__ = ["nn"]
+__all__ = ["nn", "estimator"]
