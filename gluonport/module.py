@@ -481,9 +481,13 @@ class Module(BaseModule):
                 kv.set_gradient_compression(self._compression_params)
             if update_on_kvstore:
                 kv.set_optimizer(optimizer)
-            arg, _ = self.get_params()
+            arg, _ = self.get_params()  # MXNet's _initialize_kvstore
+            exe = self._ensure_exec() if update_on_kvstore else None
             for name in self._param_names:
-                kv.init(name, arg[name])
+                if exe is None:
+                    kv.init(name, arg[name])
+                else:
+                    kv.broadcast(name, arg[name], out=exe.arg_dict[name])
         if not update_on_kvstore:
             self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True

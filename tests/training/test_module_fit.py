@@ -176,3 +176,43 @@ def test_errors_are_clear():
         train.init_optimizer(kvstore=3)
     with pytest.raises(GluonportError, match="monitor"):
         train.install_monitor(object())
+
+
+@pytest.mark.parametrize("update_on_kvstore", ["1", "0"])
+def test_kvstore_object_gives_the_same_steps(monkeypatch, update_on_kvstore):
+    """A KVStore object (updates on the store, or with MXNET_UPDATE_ON_KVSTORE=0 a pushpull of
+    the gradients and the module's updater) steps as the updater in the module does."""
+    monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", update_on_kvstore)
+    weights = []
+    for kv in (None, mx.kv.create("local")):
+        mod = mx.mod.Module(_mlp())
+        mod.bind([("data", (4, 3))], [("softmax_label", (4,))])
+        mod.init_params(mx.init.Constant(0.2))
+        mod.init_optimizer(kvstore=kv, optimizer="sgd",
+                           optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+        assert mod._update_on_kvstore == (kv is not None and update_on_kvstore == "1")
+        for _ in range(3):
+            mod.forward_backward(_batch())
+            mod.update()
+        weights.append(mod.get_params()[0]["fc_weight"].asnumpy())
+    np.testing.assert_allclose(weights[1], weights[0], rtol=1e-6)
+    assert not np.allclose(weights[0], 0.2)
+
+
+def test_shared_module_shares_parameters_and_optimizer():
+    """bind(shared_module=...) (BucketingModule's way): the same parameter arrays and
+    optimizer, so a step in one module is seen by the other."""
+    base = mx.mod.Module(_mlp())
+    base.bind([("data", (4, 3))], [("softmax_label", (4,))])
+    base.init_params(mx.init.Uniform(0.5))
+    base.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    other = mx.mod.Module(_mlp())
+    other.bind([("data", (2, 3))], [("softmax_label", (2,))], shared_module=base)
+    assert other.params_initialized and other.optimizer_initialized
+    before = base.get_params()[0]["fc_weight"].asnumpy().copy()
+    other.forward_backward(_batch(2))
+    other.update()
+    base.forward(_batch(4), is_train=False)
+    after = base._exec.arg_dict["fc_weight"].asnumpy()
+    assert not np.allclose(after, before)
+    np.testing.assert_array_equal(after, other._exec.arg_dict["fc_weight"].asnumpy())
