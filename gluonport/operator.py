@@ -159,11 +159,10 @@ def _remember(outputs: list[np.ndarray], op: CustomOp) -> None:
         weakref.finalize(arr, _MADE_BY.pop, key, None)
 
 
-def _maker(out_data: list) -> CustomOp | None:
-    for arr in out_data[:1]:
-        hit = _MADE_BY.get(id(arr)) if arr is not None else None
-        if hit is not None and hit[0]() is arr:
-            return hit[1]
+def _maker(first_output: np.ndarray) -> CustomOp | None:
+    hit = _MADE_BY.get(id(first_output))
+    if hit is not None and hit[0]() is first_output:
+        return hit[1]
     return None
 
 
@@ -186,13 +185,14 @@ def _run(prop: CustomOpProp, args: list[np.ndarray], aux: list[np.ndarray],
 
 
 def _run_backward(prop: CustomOpProp, out_grad: list, in_data: list, out_data: list,
-                  aux: list, in_shapes: list, in_types: list) -> list[np.ndarray]:
+                  aux: list, in_shapes: list, in_types: list,
+                  first_output: np.ndarray) -> list[np.ndarray]:
     """Run the ``backward`` of the CustomOp that made ``out_data`` (a new one from
     ``create_operator`` when that is gone) and return ``in_grad``."""
     from .context import cpu
     from .ndarray import NDArray
 
-    op = _maker(out_data) or prop.create_operator(cpu(), [list(s) for s in in_shapes],
+    op = _maker(first_output) or prop.create_operator(cpu(), [list(s) for s in in_shapes],
                                                   [np.dtype(t).type for t in in_types])
     in_grad = [NDArray(np.zeros(s, t)) for s, t in zip(in_shapes, in_types)]
 

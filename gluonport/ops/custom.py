@@ -58,10 +58,12 @@ _RUNTIME: dict[str, Any] = {"props": {}}
 #: CustomOp and run its ``forward`` on numpy arrays (wrapped as the NDArrays user code expects).
 Runner = Callable[[Any, list[np.ndarray], list[np.ndarray], list[tuple], list[np.dtype], bool],
                   list[np.ndarray]]
-#: ``run_backward(prop, out_grad, in_data, out_data, aux, in_shapes, in_dtypes) -> in_grads``:
-#: run the ``CustomOp``'s ``backward`` (entries the prop did not declare a dependency on are
-#: ``None``; the input shapes and dtypes size the gradients).
-BackwardRunner = Callable[[Any, list, list, list, list, list, list], list[np.ndarray]]
+#: ``run_backward(prop, out_grad, in_data, out_data, aux, in_shapes, in_dtypes, first_output)
+#: -> in_grads``: run the ``CustomOp``'s ``backward`` (entries the prop did not declare a
+#: dependency on are ``None``; the input shapes and dtypes size the gradients;
+#: ``first_output`` is the forward's first output array, which finds the CustomOp that made it).
+BackwardRunner = Callable[[Any, list, list, list, list, list, list, np.ndarray],
+                          list[np.ndarray]]
 
 
 def attach_runtime(props: Mapping[str, type], run: Runner,
@@ -199,7 +201,7 @@ def _backward_compute(p: Params, *arrays: np.ndarray) -> list[np.ndarray]:
     given = [a if k in deps else None for k, a in enumerate(arrays[:2 * n_out + n_in])]
     return run(prop, given[:n_out], given[n_out:n_out + n_in], given[n_out + n_in:],
                list(arrays[2 * n_out + n_in:]), [a.shape for a in arrays[n_out:n_out + n_in]],
-               [a.dtype for a in arrays[n_out:n_out + n_in]])
+               [a.dtype for a in arrays[n_out:n_out + n_in]], arrays[n_out + n_in])
 
 
 def _backward_inputs(p: Params) -> list[str]:

@@ -128,3 +128,39 @@ def test_bad_req_in_assign_is_clear():
     op = mx.operator.CustomOp()
     with pytest.raises(GluonportError, match="unknown req"):
         op.assign(mx.nd.zeros((2,)), "sometimes", mx.nd.ones((2,)))
+
+
+@mx.operator.register("_test_state")
+class _StateProp(mx.operator.CustomOpProp):
+    """Declares only in_data: out_data reaches backward as None, yet the CustomOp that ran
+    forward (and kept ``k`` on self) is the one whose backward runs."""
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return list(out_grad) + list(in_data)
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _State()
+
+
+class _State(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.k = float(in_data[0].asnumpy().sum())
+        self.assign(out_data[0], req[0], in_data[0] * self.k)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        assert out_data[0] is None
+        self.assign(in_grad[0], req[0], out_grad[0] * self.k)
+
+
+def test_state_on_self_reaches_backward_without_out_data():
+    grads = []
+    for values in ([1.0, 2.0], [3.0, 4.0]):
+        x = mx.nd.array(values)
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Custom(x, op_type="_test_state")
+        grads.append((x, y))
+    for _x, y in reversed(grads):  # backward in the other order: each finds its own op
+        y.backward()
+    np.testing.assert_array_equal(grads[0][0].grad.asnumpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(grads[1][0].grad.asnumpy(), [7.0, 7.0])
