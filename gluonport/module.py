@@ -30,7 +30,7 @@ optimizer sees MXNet's single-device indices and ``rescale_grad = 1/batch_size``
 (MXNet's ``_create_kvstore``); a KVStore object updates on the store.
 
 Label inputs of ``SoftmaxOutput``-style heads that are not among ``label_names`` are not
-parameters (MXNet would make them ones); they are fed zeros.
+parameters (MXNet would make them parameters and initialize them); they are fed zeros.
 """
 
 from __future__ import annotations
