@@ -2,6 +2,10 @@
 (``src/operator/grid_generator-inl.h``, ``bilinear_sampler.cc``, ``spatial_transformer.cc``),
 with their ONNX lowerings (``GridSample``, opset 16+, for the samplers).
 
+Gradients: MXNet 1.9.1's ``_backward_BilinearSampler`` / ``_backward_GridGenerator`` /
+``_backward_SpatialTransformer`` (below), with ONNX lowerings (the samplers' from
+``ScatterElements`` additions, opset 16+).
+
 Grids hold normalized ``(x, y)`` in ``[-1, 1]``; the samplers read zero outside the input.
 Hidden outputs (BilinearSampler's ``tmp``, GridGenerator's ``grid_dst``, ...) are returned with
 MXNet's shapes for graph bookkeeping.
@@ -181,8 +185,6 @@ define(
 # --- backward kernels (MXNet's _backward_BilinearSampler, _backward_GridGenerator,
 # _backward_SpatialTransformer) ------------------------------------------------------------------
 _NO_GRAD = "a backward kernel: MXNet 1.9.1 registers no gradient for it"
-_NO_ONNX_GRAD = ("ONNX has no GridSample gradient operator, and gluonport does not compose "
-                 "one (a scatter-add of four weighted corners per sample, opset 16+)")
 
 
 def bilinear_sample_backward(og: np.ndarray, data: np.ndarray, gx: np.ndarray,
@@ -230,7 +232,7 @@ define(
     "_backward_BilinearSampler", params={"cudnn_off": Optional(Bool())},
     compute=_sampler_backward, inputs=("ograd", "data", "grid"),
     infer_shape=lambda p, s: (s, [s[1], s[2]]), infer_type=lambda p, t: (t, [t[1], t[2]]),
-    num_outputs=2, no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+    num_outputs=2, no_gradient=_NO_GRAD,
     doc="BilinearSampler's gradient: inputs (ograd, data, grid); outputs the data's and the "
         "grid's gradients.")
 
@@ -281,7 +283,7 @@ define(
             "sampler_type": Enum(("bilinear",)), "cudnn_off": Optional(Bool())},
     compute=_stn_backward, inputs=("ograd", "data", "loc"),
     infer_shape=lambda p, s: (s, [s[1], s[2]]), infer_type=lambda p, t: (t, [t[1], t[2]]),
-    num_outputs=2, no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+    num_outputs=2, no_gradient=_NO_GRAD,
     doc="SpatialTransformer's gradient: inputs (ograd, data, loc); outputs the data's and "
         "loc's gradients.")
 
@@ -379,3 +381,107 @@ def _grid_backward_onnx(ctx: LoweringContext) -> None:
 
 
 lowering("_backward_GridGenerator")(_grid_backward_onnx)
+
+
+def _sampler_backward_graph(ctx: LoweringContext, og: str, data: str, grid: str,
+                            dt, rounding=None) -> tuple[str, str]:
+    """:func:`bilinear_sample_backward` in ONNX (opset 16+): ``(gdata, ggrid (N, 2, P))`` from
+    ``og (N, C, Ho, Wo)``, ``data`` and a ``(N, 2, P)`` grid, all in the work dtype ``dt``;
+    four ``ScatterElements`` additions (one per corner) and ``GatherElements`` of the corner
+    values. ``rounding``: the data dtype when it is narrower (float16): the sample positions
+    and weights are rounded to it at the steps the numpy kernel rounds them."""
+
+    def rnd(x: str) -> str:
+        return x if rounding is None else ctx.cast_to(ctx.cast_to(x, rounding), dt)
+
+    dims = Dims(ctx, 1)
+    if any(dims.dyn[1:]):
+        raise ctx.fail("the data's channel and spatial dims must be fixed")
+    _, c, h, w = dims.static
+    one, zero = const_as(ctx, 1, dt, "one"), const_as(ctx, 0, dt, "zero")
+    g = ctx.make("Reshape", [og, ctx.ints([0, c, -1], "ncp")])                     # (N, C, P)
+    flat = ctx.make("Reshape", [data, ctx.ints([0, c, h * w], "flat")])
+    coords = []
+    for k, size in ((0, w), (1, h)):
+        t = ctx.make("Gather", [grid, ctx.const(np.asarray([k], np.int64), "k")], axis=1)
+        t = rnd(ctx.make("Mul", [rnd(ctx.make("Add", [t, one])), const_as(ctx, size - 1, dt)]))
+        t = ctx.make("Div", [t, const_as(ctx, 2, dt, "two")])
+        low = ctx.make("Floor", [t])
+        coords.append((low, rnd(ctx.make("Sub", [one, ctx.make("Sub", [t, low])]))))  # (N,1,P)
+    (x0, wx), (y0, wy) = coords
+    shape = ctx.make("Shape", [g])
+    gdata = ctx.make("ConstantOfShape", [ctx.make("Shape", [flat])],
+                     value=_zero_tensor(dt))
+    corner = {}
+    for dy, fy in ((0, wy), (1, ctx.make("Sub", [one, wy]))):
+        for dx, fx in ((0, wx), (1, ctx.make("Sub", [one, wx]))):
+            xi = ctx.make("Add", [x0, const_as(ctx, dx, dt, "d")])
+            yi = ctx.make("Add", [y0, const_as(ctx, dy, dt, "d")])
+            inside = None
+            for v, hi in ((xi, w - 1), (yi, h - 1)):
+                ok = ctx.make("And", [ctx.make("GreaterOrEqual", [v, zero]),
+                                      ctx.make("LessOrEqual", [v, const_as(ctx, hi, dt, "hi")])])
+                inside = ok if inside is None else ctx.make("And", [inside, ok])
+            pos = ctx.make("Add", [ctx.make("Mul", [yi, const_as(ctx, w, dt, "w")]), xi])
+            pos = ctx.cast_to(ctx.make("Where", [inside, pos, zero]), np.int64)
+            pos = ctx.make("Expand", [pos, shape])
+            mask = ctx.cast_to(inside, dt)                                         # (N, 1, P)
+            corner[dy, dx] = ctx.make("Mul", [ctx.make("GatherElements", [flat, pos], axis=2),
+                                              mask])
+            weight = ctx.make("Mul", [ctx.make("Mul", [fy, fx]), mask])
+            gdata = ctx.make("ScatterElements", [gdata, pos, ctx.make("Mul", [g, weight])],
+                             axis=2, reduction="add")
+    tl, tr, bl, br = corner[0, 0], corner[0, 1], corner[1, 0], corner[1, 1]
+    mixed = ctx.make("Add", [ctx.make("Sub", [ctx.make("Sub", [tl, tr]), bl]), br])
+    parts = []
+    for near, far, wt, size in ((bl, br, wy, w), (tr, br, wx, h)):
+        d = ctx.make("Add", [ctx.make("Sub", [near, far]), ctx.make("Mul", [mixed, wt])])
+        d = ctx.make("ReduceSum", [ctx.make("Mul", [g, d]), ctx.ints([1], "c")], keepdims=1)
+        parts.append(ctx.make("Mul", [d, const_as(ctx, -(size - 1) / 2, dt, "s")]))
+    ggrid = ctx.make("Concat", parts, axis=1)                                     # (N, 2, P)
+    return ctx.make("Reshape", [gdata, ctx.make("Shape", [data])]), ggrid
+
+
+def _zero_tensor(dt):
+    from onnx import numpy_helper
+
+    return numpy_helper.from_array(np.zeros(1, dt), "value")
+
+
+def _work_of(ctx: LoweringContext, names: list[str], dt) -> tuple[object, list[str]]:
+    """float32/float64 stay; float16 works in float32 (onnxruntime's additive scatter)."""
+    work = dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
+    return work, [x if dt == work else ctx.cast_to(x, work) for x in names]
+
+
+def _sampler_backward_onnx(ctx: LoweringContext) -> None:
+    dt = np.dtype(ctx.in_dtypes[1])
+    work, (og, data, grid) = _work_of(ctx, list(ctx.inputs[:3]), dt)
+    flat_grid = ctx.make("Reshape", [grid, ctx.ints([0, 2, -1], "n2p")])
+    gdata, ggrid = _sampler_backward_graph(ctx, og, data, flat_grid, work,
+                                           None if dt == work else dt)
+    ggrid = ctx.make("Reshape", [ggrid, ctx.make("Shape", [ctx.inputs[2]])])
+    for k, (y, want) in enumerate(((gdata, dt), (ggrid, np.dtype(ctx.in_dtypes[2])))):
+        deliver(ctx, y if want == work else ctx.cast_to(y, want), k)
+
+
+def _stn_backward_onnx(ctx: LoweringContext) -> None:
+    h, w = _target(ctx.params, "SpatialTransformer")
+    dt = np.dtype(ctx.in_dtypes[1])
+    work, (og, data, loc) = _work_of(ctx, list(ctx.inputs[:3]), dt)
+    dst = _stn_dst(h, w, dt)
+    loc = ctx.make("Reshape", [loc, ctx.ints([-1, 2, 3], "loc")])
+    src = ctx.make("MatMul", [loc, ctx.const(dst.astype(work), "grid_dst")])    # (N, 2, H*W)
+    if dt != work:  # the forward's grid is rounded to the data dtype
+        src = ctx.cast_to(ctx.cast_to(src, dt), work)
+    gdata, ggrid = _sampler_backward_graph(ctx, og, data, src, work,
+                                           None if dt == work else dt)
+    gloc = ctx.make("MatMul", [ggrid, ctx.const(np.ascontiguousarray(dst.T).astype(work),
+                                                "grid_dst_t")])
+    gloc = ctx.make("Reshape", [gloc, ctx.ints([-1, 6], "theta")])
+    for k, y in enumerate((gdata, gloc)):
+        deliver(ctx, y if dt == work else ctx.cast_to(y, dt), k)
+
+
+lowering("_backward_BilinearSampler", since=16)(_sampler_backward_onnx)
+lowering("_backward_SpatialTransformer", since=16)(_stn_backward_onnx)
