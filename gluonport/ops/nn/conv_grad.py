@@ -76,10 +76,9 @@ def _correlate(a: np.ndarray, b_pad: np.ndarray, g: Geometry, groups: int,
         col = np.ascontiguousarray(window_view(b_pad[i:i + m], g, out_sp))
         col = col.reshape(m, groups, cb // groups * taps, size)
         ag = a[i:i + m].reshape(m, groups, fa // groups, size)
-        if groups == 1:
-            acc[0] += np.tensordot(ag[:, 0], col[:, 0], axes=([0, 2], [0, 2]))
-        else:
-            acc += np.einsum("ngfo,ngco->gfc", ag, col, optimize=True)
+        # one GEMM per sample (batched over groups) against the transposed view of its columns
+        for j in range(m):
+            acc += np.matmul(ag[j], col[j].transpose(0, 2, 1))
     return acc
 
 

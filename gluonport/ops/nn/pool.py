@@ -166,23 +166,25 @@ def _tap_slice(tap, stride, out_sp) -> tuple:
         slice(t, t + (o - 1) * s + 1, s) for t, s, o in zip(tap, stride, out_sp))
 
 
-def _first_max_grad(xp: np.ndarray, og: np.ndarray, kernel, stride, out_sp) -> np.ndarray:
+def _first_max_grad(xp: np.ndarray, y: np.ndarray, og: np.ndarray, kernel, stride,
+                    out_sp) -> np.ndarray:
     """Each output gradient added at its window's first maximum (row-major tap order), as
-    MXNet's max-pool backward routes it; ``xp`` is the padded data (padding never wins)."""
-    n, c, *total = xp.shape
-    st = xp.strides
-    view = np.lib.stride_tricks.as_strided(
-        xp, (n, c, *out_sp, *kernel),
-        (st[0], st[1], *(s * b for s, b in zip(stride, st[2:])), *st[2:]), writeable=False)
-    arg = view.reshape(n, c, *out_sp, -1).argmax(axis=-1)
-    taps = np.unravel_index(arg, kernel)
-    # the row-major flat index of (n, c, window start + tap) in the padded array
-    flat = np.zeros_like(arg) + np.arange(n * c).reshape(n, c, *([1] * len(out_sp)))
-    for i, (t, s, o, size) in enumerate(zip(taps, stride, out_sp, total)):
-        pos = (np.arange(o) * s).reshape([o if a == i else 1 for a in range(len(out_sp))])
-        flat = flat * size + pos + t
-    grad = np.bincount(flat.ravel(), weights=og.ravel(), minlength=xp.size)
-    return grad.reshape(xp.shape)
+    MXNet's max-pool backward routes it; ``xp`` is the padded data (padding never wins unless
+    the window holds nothing else, and padding is cropped). One pass per kernel tap over the
+    output: a tap takes the gradient where it equals the window's maximum and no earlier tap
+    did."""
+    gp = np.zeros_like(xp)
+    free = np.ones(y.shape, bool)
+    hit = np.empty(y.shape, bool)
+    part = np.empty(y.shape, og.dtype)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        sl = _tap_slice(tap, stride, out_sp)
+        np.equal(xp[sl], y, out=hit)
+        hit &= free
+        np.multiply(og, hit, out=part)
+        gp[sl] += part
+        np.greater(free, hit, out=free)  # free and not hit
+    return gp
 
 
 def pool_backward(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel, stride, pad, out_sp,
@@ -200,7 +202,7 @@ def pool_backward(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel, stride, 
     if kind == "max" and not v1:
         xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
         xp[inner] = xw
-        return _first_max_grad(xp, g, kernel, stride, out_sp)[inner].astype(x.dtype)
+        return _first_max_grad(xp, yw, g, kernel, stride, out_sp)[inner].astype(x.dtype)
     if kind == "avg":
         g = g / _avg_divisor(sp, kernel, stride, pad, out_sp, include).astype(wd)
     elif kind == "lp" and p_value > 1:
