@@ -49,6 +49,7 @@ from ._import_fold import Facts, fold_model
 from ._import_load import load_model
 from ._import_narrow import carry_narrow_types
 from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
+from ._import_sequence import expand_sequences
 
 __all__ = ["import_model", "get_model_metadata", "export_mxnet",
            "import_graph", "ImportedGraph"]
@@ -357,6 +358,7 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
     check_mode(restore_mxnet_ops)
     model, label = _prepare(model_file, check)
     model = carry_narrow_types(model)  # bfloat16/float8/int4... in float32/int8 carriers
+    model = expand_sequences(model)  # sequences of known structure -> their tensors
     opsets = _opsets(model)
     model, not_expanded = expand_functions(model, opsets)  # function ops without a handler
     try:
