@@ -369,6 +369,16 @@ _NO_ONNX_GRAD = ("ONNX has no ROI pooling gradient operator, and the scatter-add
                  "ROI's data-dependent window would need a Loop")
 
 
+def _first_at(seg: np.ndarray, top: np.ndarray, axis: int) -> np.ndarray:
+    """Index of the first position along ``axis`` (a short one) where ``seg`` equals ``top``:
+    one comparison per position, last to first."""
+    n = seg.shape[axis]
+    k = np.full(top.shape, n - 1, dtype=np.int64)
+    for q in range(n - 2, -1, -1):
+        k = np.where(np.take(seg, q, axis=axis) == top, q, k)
+    return k
+
+
 def _roi_pooling_backward(p, og, data, rois):
     """Each bin's gradient added at its maximum (the first in row-major order, NaN skipped, none
     if no value exceeds -FLT_MAX), as MXNet's ROIPoolBackwardAcc with the forward's argmax.
@@ -387,27 +397,26 @@ def _roi_pooling_backward(p, og, data, rois):
     ws, we = _pool_bins(x1, np.maximum(x2 - x1 + 1, 1), pw, width, dt)
     index, ok = _batch_index(rois, batch)
     ok &= (he > hs).any(axis=1) & (we > ws).any(axis=1)
-    plane = np.broadcast_to(np.arange(chans)[:, None] * (height * width), (chans, pw))
+    plane = np.arange(chans) * (height * width)
     for r in np.flatnonzero(ok):
         y0, x0 = hs[r].min(), ws[r].min()
-        crop = data[index[r], :, y0:he[r].max(), x0:we[r].max()]
-        crop = np.where(np.isnan(crop), -np.inf, crop)
-        row_max = np.full(crop.shape[:2] + (pw,), -np.inf, dtype=crop.dtype)
+        crop = data[index[r], :, y0:he[r].max(), x0:we[r].max()].transpose(1, 2, 0)  # (h, w, C)
+        crop = np.ascontiguousarray(np.where(np.isnan(crop), -np.inf, crop))
+        row_max = np.full((crop.shape[0], pw, chans), -np.inf, dtype=crop.dtype)
         row_arg = np.zeros(row_max.shape, dtype=np.int64)
         for j in np.flatnonzero(we[r] > ws[r]):
-            seg = crop[:, :, ws[r, j] - x0:we[r, j] - x0]
-            k = seg.argmax(axis=2)
-            row_arg[:, :, j] = k + ws[r, j]
-            row_max[:, :, j] = np.take_along_axis(seg, k[..., None], axis=2)[..., 0]
+            seg = crop[:, ws[r, j] - x0:we[r, j] - x0]                        # (h, bw, C)
+            row_max[:, j] = top = seg.max(axis=1)
+            row_arg[:, j] = _first_at(seg, top, axis=1) + ws[r, j]
         for i in np.flatnonzero(he[r] > hs[r]):
-            seg = row_max[:, hs[r, i] - y0:he[r, i] - y0]                    # (C, rows, PW)
-            k = seg.argmax(axis=1)                                           # (C, PW)
-            hit = np.take_along_axis(seg, k[:, None], axis=1)[:, 0] > floor
-            rows = k + hs[r, i] - y0
-            cols = np.take_along_axis(row_arg, rows[:, None], axis=1)[:, 0]
-            pos = index[r] * chans * height * width + plane + (rows + y0) * width + cols
+            seg = row_max[hs[r, i] - y0:he[r, i] - y0]                        # (bh, PW, C)
+            top = seg.max(axis=0)
+            k = _first_at(seg, top, axis=0)                                   # (PW, C)
+            hit = top > floor
+            cols = np.take_along_axis(row_arg[hs[r, i] - y0:he[r, i] - y0], k[None], 0)[0]
+            pos = index[r] * chans * height * width + plane + (k + hs[r, i]) * width + cols
             where.append(pos[hit])
-            vals.append(og[r, :, i][hit])
+            vals.append(og[r, :, i].T[hit])
     if not where:
         return np.zeros(data.shape, dtype=data.dtype)
     total = np.bincount(np.concatenate(where), np.concatenate(vals).astype(np.float64),
