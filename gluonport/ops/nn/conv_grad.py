@@ -82,13 +82,42 @@ def _correlate(a: np.ndarray, b_pad: np.ndarray, g: Geometry, groups: int,
     return acc
 
 
+def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
+               groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """A 1x1 unpadded convolution's data and weight gradients: one GEMM each per sample
+    (the data gradient lands on the strided positions the forward read)."""
+    n, c = x.shape[:2]
+    f, size = og.shape[1], int(np.prod(og.shape[2:]))
+    strided = any(s > 1 for s in g.stride)
+    read = (slice(None), slice(None)) + tuple(slice(0, o * s, s) for o, s in
+                                              zip(og.shape[2:], g.stride))
+    xs = x[read] if strided else x
+    wg = w.reshape(groups, f // groups, c // groups)
+    ogg = og.reshape(n, groups, f // groups, size)
+    d_read = np.matmul(wg.transpose(0, 2, 1), ogg).reshape(n, c, *og.shape[2:])
+    if strided:
+        dx = np.zeros(x.shape, d_read.dtype)
+        dx[read] = d_read
+    else:
+        dx = d_read
+    xg = np.ascontiguousarray(xs).reshape(n, groups, c // groups, size)
+    dw = np.zeros(wg.shape, np.result_type(og, x))
+    for j in range(n):
+        dw += np.matmul(ogg[j], xg[j].transpose(0, 2, 1))
+    return dx, dw
+
+
 def _conv_backward(p, og, x, w, b=None):
     """Convolution's gradients: data (transposed convolution of ``og``), weight, bias."""
     g = geometry(p, "Convolution")
     last, groups = g.channels_last, p.num_group
     gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
-    dx = deconv_nd(gw, ww, None, g, g.pad, xw.shape[2:], groups)
-    dw = _correlate(gw, pad_input(xw, g), g, groups, gw.shape[2:]).reshape(ww.shape)
+    if all(k == 1 for k in g.kernel) and not any(g.pad):
+        dx, dw = _pointwise(gw, xw, ww, g, groups)
+        dw = dw.reshape(ww.shape)
+    else:
+        dx = deconv_nd(gw, ww, None, g, g.pad, xw.shape[2:], groups)
+        dw = _correlate(gw, pad_input(xw, g), g, groups, gw.shape[2:]).reshape(ww.shape)
     outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
     if b is not None:
         outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))
