@@ -143,10 +143,11 @@ def params_file(name: str) -> str:
 
 # ---------------------------------------------------------------- the child
 
-def _vm_hwm_mb() -> float:
+def _vm_mb(field: str = "VmHWM") -> float:
+    """``field`` of /proc/<pid>/status in MB (VmHWM: peak RSS of this address space)."""
     with open(f"/proc/{os.getpid()}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
 
@@ -195,7 +196,8 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
         mx.nd.waitall()
         return float(loss.mean().asscalar())
 
-    res = {"side": side, "model": name, "batch": batch, "mode": mode}
+    res = {"side": side, "model": name, "batch": batch, "mode": mode,
+           "rss_before_mb": _vm_mb("VmRSS")}
     try:
         t0 = time.perf_counter()
         res["first_loss"] = step()
@@ -206,7 +208,7 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
         op = _no_gradient(exc)
         res["na"] = f"n/a (no gradient for {op})" if op else \
             f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-        res["vm_hwm_mb"] = _vm_hwm_mb()
+        res["vm_hwm_mb"] = _vm_mb()
         return res
     times = []
     start = time.perf_counter()
@@ -215,7 +217,7 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
         last = step()
         times.append((time.perf_counter() - t0) * 1e3)
     res.update(median_ms=float(np.median(times)), min_ms=float(min(times)), n=len(times),
-               last_loss=last, vm_hwm_mb=_vm_hwm_mb())
+               last_loss=last, vm_hwm_mb=_vm_mb())
     if side == "gluonport" and mode != "imperative":
         res["backend"] = "+".join(_backends(net)) + " / loss " + "+".join(_backends(loss_fn))
     return res
@@ -315,7 +317,8 @@ def forward_macs(name: str, batch: int) -> int:
 def _progress(r: dict) -> str:
     line = f"  {r['side']:9s} {r['model']:11s} b{r['batch']:<3d} {r['mode']:12s} {_fmt(r):>10s}"
     if "n" in r:
-        line += (f" ms  (n={r['n']}, VmHWM {r['vm_hwm_mb']:.0f} MB, first loss "
+        line += (f" ms  (min {r['min_ms']:.2f}, n={r['n']}, VmHWM {r['vm_hwm_mb']:.0f} MB, "
+                 f"RSS before the first step {r['rss_before_mb']:.0f} MB, first loss "
                  f"{r['first_loss']:.5f}" + (f", {r['backend']}" if "backend" in r else "") + ")")
     return line
 
@@ -338,7 +341,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="mlp and lenet only, 3 steps")
     ap.add_argument("--models", default=None, help="comma-separated subset of " + ",".join(MODELS))
     ap.add_argument("--batches", default="32,1")
-    ap.add_argument("--steps", type=int, default=10, help="timed steps (at most)")
+    ap.add_argument("--steps", type=int, default=20, help="timed steps (at most)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--budget", type=float, default=30.0,
                     help="seconds of timed steps per configuration (at least 3 steps)")
@@ -410,8 +413,7 @@ def main() -> None:
             pct = [("-" if not r or "na" in r else f"{100 * floor_ms / r['median_ms']:.1f}%")
                    for r in (mi, mh, gi, gn, go)]
             floor_rows.append([label, f"{macs / 1e6:.1f}", f"{floor_ms:.3f}", *pct])
-            mem_rows.append([label] + [("-" if not r or "vm_hwm_mb" not in r else
-                                        f"{r['vm_hwm_mb']:.0f}") for r in (mi, mh, gi, gn, go)]
+            mem_rows.append([label] + [_mem(r) for r in (mi, mh, gi, gn, go)]
                             + [_mem_ratio(gi, mi), _mem_ratio(go, mh)])
     load1 = os.getloadavg()
     print()
@@ -424,7 +426,8 @@ def main() -> None:
     print(table(floor_rows, ["model", "fwd MMAC", "floor ms", "MX imp", "MX hyb", "gp imp",
                              "gp hyb-numpy", "gp hyb-ort"]))
     print()
-    print("peak RSS (VmHWM of each child, MB; imports included)")
+    print("peak RSS: VmHWM of each child, MB, imports and parameters included (in brackets: "
+          "growth over the RSS before the first step, i.e. the training step's own memory)")
     print(table(mem_rows, ["model", "MX imp", "MX hyb", "gp imp", "gp hyb-numpy", "gp hyb-ort",
                            "gp imp/MX imp", "gp hyb-ort/MX hyb (resnet18 <=1.5)"]))
     print(f"\nload average at end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
@@ -432,6 +435,13 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump({"peak_gflops": peak, "threads": args.threads, "load_start": load0,
                        "load_end": load1, "results": results}, f, indent=1)
+
+
+def _mem(r: dict | None) -> str:
+    """Peak RSS (MB) and, in brackets, its growth over the RSS before the first step."""
+    if not r or "vm_hwm_mb" not in r:
+        return "-"
+    return f"{r['vm_hwm_mb']:.0f} (+{r['vm_hwm_mb'] - r['rss_before_mb']:.0f})"
 
 
 def _mem_ratio(a: dict | None, b: dict | None) -> str:
