@@ -64,7 +64,6 @@ def _bn_backward(axis: int | None, plain_var: bool, train: bool):
     def kernel(p, og, mean, var, x, gamma, beta, mm, mv, *relu_out):
         ax = norm_axis(p.axis if axis is None else axis, x.ndim, "channel axis")
         wd = np.result_type(work_dtype(x.dtype), mm.dtype)
-        axes = _others(x.ndim, ax)
         og_w = og.astype(wd, copy=False)
         if relu_out:  # BatchNormWithReLU: the ReLU's gradient first
             og_w = np.where(relu_out[0] > 0, og_w, wd.type(0))
@@ -84,16 +83,28 @@ def _bn_backward(axis: int | None, plain_var: bool, train: bool):
             m = mm.astype(wd)
             invstd = 1.0 / np.sqrt(mv.astype(wd) + wd.type(p.eps))
         w = np.ones_like(invstd) if p.fix_gamma else gamma.astype(wd)
-        xc = x.astype(wd, copy=False) - _view(m, x.ndim, ax)
-        sum_g = og_w.sum(axis=axes)
-        dotp = (xc * og_w).sum(axis=axes)
-        iw = _view(invstd * w, x.ndim, ax)
-        if batch:
-            n = x.size // max(x.shape[ax], 1)
-            k = dotp * invstd * invstd / n
-            dx = (og_w - _view(sum_g / n, x.ndim, ax) - xc * _view(k, x.ndim, ax)) * iw
+        # (pre, C, post) views: per-channel reductions over axes 0 and 2, few passes
+        c = x.shape[ax]
+        shape3 = (int(np.prod(x.shape[:ax], dtype=np.int64)), c, -1)
+        og3 = og_w.reshape(shape3)
+        sum_g = og3.sum(axis=2).sum(axis=0)
+        iw = invstd * w
+        need_dot = batch or not p.fix_gamma
+        if need_dot:
+            xc = x.reshape(shape3).astype(wd, copy=False) - m[None, :, None]
+            dotp = np.einsum("ncp,ncp->c", xc, og3)
         else:
-            dx = og_w * iw
+            dotp = np.zeros_like(sum_g)
+        if batch:
+            n = x.size // max(c, 1)
+            k = dotp * invstd * invstd / n
+            np.multiply(xc, (-k * iw)[None, :, None], out=xc)
+            dx = og3 * iw[None, :, None]
+            dx += xc
+            dx -= (sum_g / n * iw)[None, :, None]
+        else:
+            dx = og3 * iw[None, :, None]
+        dx = dx.reshape(x.shape)
         dgamma = np.zeros_like(dotp) if p.fix_gamma else dotp * invstd
         pd = mm.dtype
         return dx.astype(x.dtype, copy=False), dgamma.astype(pd), sum_g.astype(pd)
