@@ -106,31 +106,35 @@ def _window_spread(og: np.ndarray, k: int, stride: int) -> np.ndarray:
 def _correlation_backward(p, og, data1, data2):
     """MXNet's CorrelationBackward: per displacement, the spread head gradient times the other
     map's shifted patch (``is_multiply``), or times ``+-1`` by ``data1 >= data2`` (absolute
-    differences); accumulated in float64 on the padded maps, then cropped."""
+    differences); accumulated on the padded maps (in float32, float64 for float64 data, as
+    MXNet accumulates in the data type), then cropped."""
     n, c, h, w = data1.shape
     k, md, s1, pad = p.kernel_size, p.max_displacement, p.stride1, p.pad_size
     top_h, top_w, grid = _corr_geometry(p, h, w)
     radius = md // p.stride2
+    work = np.float64 if data1.dtype == np.float64 else np.float32
     padded = []
     for x in (data1, data2):
-        z = np.zeros((n, c, h + 2 * pad + k, w + 2 * pad + k), dtype=np.float64)
+        z = np.zeros((n, c, h + 2 * pad + k, w + 2 * pad + k), dtype=work)
         z[:, :, pad:pad + h, pad:pad + w] = x
         padded.append(z)
     grads = [np.zeros_like(z) for z in padded]
     rh, rw = (top_h - 1) * s1 + k, (top_w - 1) * s1 + k
     ref = padded[0][:, :, md:md + rh, md:md + rw]
-    spread = _window_spread(og.astype(np.float64) / (k * k * c), k, s1)
+    spread = _window_spread(og.astype(work) / work(k * k * c), k, s1)
+    tmp = np.empty((n, c, rh, rw), dtype=work)
     for t in range(grid * grid):
         dy, dx = (t // grid - radius) * p.stride2, (t % grid - radius) * p.stride2
         other = padded[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw]
         g = spread[:, t:t + 1]
         if p.is_multiply:
-            grads[0][:, :, md:md + rh, md:md + rw] += g * other
-            grads[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw] += g * ref
+            grads[0][:, :, md:md + rh, md:md + rw] += np.multiply(g, other, out=tmp)
+            grads[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw] += np.multiply(
+                g, ref, out=tmp)
         else:
-            signed = np.where(ref >= other, g, -g)
-            grads[0][:, :, md:md + rh, md:md + rw] += signed
-            grads[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw] -= signed
+            np.copyto(tmp, np.where(ref >= other, g, -g))
+            grads[0][:, :, md:md + rh, md:md + rw] += tmp
+            grads[1][:, :, md + dy:md + dy + rh, md + dx:md + dx + rw] -= tmp
     return tuple(z[:, :, pad:pad + h, pad:pad + w].astype(x.dtype)
                  for z, x in zip(grads, (data1, data2)))
 

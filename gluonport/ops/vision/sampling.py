@@ -192,33 +192,37 @@ def bilinear_sample_backward(og: np.ndarray, data: np.ndarray, gx: np.ndarray,
     """MXNet's BilinearSamplerBackward: ``(gdata (N, C, H, W), ggrid (N, 2, Ho, Wo))``. Each
     output's gradient goes to its four corners by their weights (corners outside add
     nothing); the grid's is the derivative of the weights, with outside corners read as zero,
-    times ``(W - 1) / 2`` (x) and ``(H - 1) / 2`` (y). Accumulates in float64."""
+    times ``(W - 1) / 2`` (x) and ``(H - 1) / 2`` (y). Works in float32 (float64 for float64
+    data; MXNet accumulates in the data type); one ``bincount`` scatters all four corners."""
     n, c, h, w = data.shape
     dt = data.dtype
+    work = np.float64 if dt == np.float64 else np.float32
     x = ((gx.astype(dt) + 1) * (w - 1) / 2).astype(dt).reshape(n, -1)
     y = ((gy.astype(dt) + 1) * (h - 1) / 2).astype(dt).reshape(n, -1)
     x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
-    wx = (1.0 - (x - x0).astype(np.float64)).astype(dt).astype(np.float64)
-    wy = (1.0 - (y - y0).astype(np.float64)).astype(dt).astype(np.float64)
-    g = og.reshape(n, c, -1).astype(np.float64)
+    wx = (1.0 - (x - x0).astype(np.float64)).astype(dt).astype(work)
+    wy = (1.0 - (y - y0).astype(np.float64)).astype(dt).astype(work)
+    g = og.reshape(n, c, -1).astype(work, copy=False)
     flat = data.reshape(n, c, h * w)
     base = (np.arange(n * c) * (h * w)).reshape(n, c, 1)
-    where, vals, corner = [], [], {}
-    for dy, fy in ((0, wy), (1, 1.0 - wy)):
-        for dx, fx in ((0, wx), (1, 1.0 - wx)):
-            xi, yi = x0 + dx, y0 + dy
-            inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-            idx = np.where(inside, yi * w + xi, 0)[:, None]                     # (N, 1, P)
-            v = np.take_along_axis(flat, np.broadcast_to(idx, g.shape), axis=2)
-            corner[dy, dx] = np.where(inside[:, None], v, 0).astype(np.float64)
-            mask = np.broadcast_to(inside[:, None], g.shape)
-            where.append((base + idx)[mask])
-            vals.append((g * (fy * fx)[:, None])[mask])
-    gdata = np.bincount(np.concatenate(where), np.concatenate(vals), minlength=data.size)
+    where = np.empty((4,) + g.shape, dtype=np.int64)
+    vals = np.empty((4,) + g.shape, dtype=work)
+    corner = {}
+    for k, (dy, dx) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+        fy = wy if dy == 0 else 1 - wy
+        fx = wx if dx == 0 else 1 - wx
+        xi, yi = x0 + dx, y0 + dy
+        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+        idx = np.where(inside, yi * w + xi, 0)[:, None]                         # (N, 1, P)
+        v = np.take_along_axis(flat, np.broadcast_to(idx, g.shape), axis=2)
+        corner[dy, dx] = np.where(inside[:, None], v, 0).astype(work, copy=False)
+        np.add(base, idx, out=where[k])
+        np.multiply(g, (fy * fx * inside)[:, None], out=vals[k])
+    gdata = np.bincount(where.reshape(-1), vals.reshape(-1), minlength=data.size)
     tl, tr, bl, br = corner[0, 0], corner[0, 1], corner[1, 0], corner[1, 1]
     mixed = tl - tr - bl + br
-    ggy = -(g * (tr - br + mixed * wx[:, None])).sum(axis=1) * ((h - 1) / 2)
-    ggx = -(g * (bl - br + mixed * wy[:, None])).sum(axis=1) * ((w - 1) / 2)
+    ggy = -(g * (tr - br + mixed * wx[:, None])).sum(axis=1) * work((h - 1) / 2)
+    ggx = -(g * (bl - br + mixed * wy[:, None])).sum(axis=1) * work((w - 1) / 2)
     grid = np.stack([ggx, ggy], axis=1).reshape((n, 2) + gx.shape[1:])
     return gdata.reshape(data.shape).astype(dt), grid
 
