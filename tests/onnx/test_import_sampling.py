@@ -100,8 +100,9 @@ def test_affine_grid_then_sample_matches_onnxruntime(align_corners):
     _check(model, feeds)
 
 
-@pytest.mark.parametrize("attrs,match", [({"mode": "nearest"}, "mode='nearest'"),
-                                         ({"padding_mode": "border"}, "padding_mode='border'")])
+@pytest.mark.parametrize("attrs,match", [
+    ({"mode": "bicubic"}, "mode='bicubic'"),
+    ({"mode": "bicubic", "padding_mode": "border"}, "padding_mode='border'")])
 def test_grid_sample_unsupported_modes_are_refused(attrs, match):
     node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="gs", **attrs)
     model = _model([node], [_vi("x", TensorProto.FLOAT, [1, 1, 3, 3]),

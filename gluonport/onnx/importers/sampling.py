@@ -9,9 +9,9 @@ RoiAlign -> ``_contrib_ROIAlign``, GridSample -> ``BilinearSampler``, AffineGrid
   behaviour) ``aligned=False``; ``sampling_ratio=0`` (adaptive) is MXNet's ``-1``. MXNet's
   ROIAlign averages: ``mode='max'`` is refused.
 * ``GridSample`` / ``AffineGrid``: MXNet's grids are ``(N, 2, H, W)`` and corner-aligned
-  (``align_corners=1``); ``align_corners=0`` rescales the grid (or theta). Bilinear sampling
-  with zero padding on 2-D images only: nearest/cubic modes, border/reflection padding and
-  3-D grids are refused.
+  (``align_corners=1``); ``align_corners=0`` rescales the grid (or theta). MXNet samples
+  bilinearly with zero padding on 2-D images; nearest mode and border/reflection padding move
+  the grid first (:func:`_grid_sample_moved`); cubic mode and 3-D grids are refused.
 """
 
 from __future__ import annotations
@@ -87,14 +87,19 @@ def grid_sample(ctx: ImportContext, x: Value, grid: Value, *, align_corners: int
                 mode: str = "bilinear", padding_mode: str = "zeros") -> object:
     """``BilinearSampler`` on the grid moved to ``(N, 2, Ho, Wo)``; for ``align_corners=0``
     the grid is stretched by ``W/(W-1)``, ``H/(H-1)`` onto MXNet's corner-aligned scale."""
-    if mode not in ("bilinear", "linear") or padding_mode != "zeros":
+    if mode not in ("bilinear", "linear", "nearest") or \
+            padding_mode not in ("zeros", "border", "reflection"):
         raise ctx.fail(f"mode={mode!r}, padding_mode={padding_mode!r}: MXNet's "
-                       "BilinearSampler samples bilinearly with zero padding only")
+                       "BilinearSampler samples bilinearly (nearest by rounding the grid) "
+                       "with zero padding (border/reflection by moving the grid)")
     if x.rank != 4:
         raise ctx.fail(f"{x.rank}-d input: MXNet's BilinearSampler is 2-D (N, C, H, W)")
     height, width = (x.shape[2], x.shape[3])
     if not (isinstance(height, int) and isinstance(width, int)):
         raise ctx.fail("GridSample needs the input's height and width")
+    if mode == "nearest" or padding_mode != "zeros":
+        return _grid_sample_moved(ctx, x, grid, height, width, bool(align_corners),
+                                  mode == "nearest", padding_mode)
     sx, sy = _corner_scale(ctx, height, width, align_corners)
     g = ctx.op("transpose", grid.sym, axes=(0, 3, 1, 2))
     if not align_corners:
@@ -102,6 +107,58 @@ def grid_sample(ctx: ImportContext, x: Value, grid: Value, *, align_corners: int
         g = ctx.op("broadcast_mul", g, ctx.const(scale, np.dtype(grid.dtype or np.float32),
                                                  "corners"))
     return ctx.op("BilinearSampler", x.sym, g)
+
+
+def _grid_sample_moved(ctx: ImportContext, x: Value, grid: Value, height: int, width: int,
+                       corners: bool, nearest: bool, padding: str) -> object:
+    """GridSample modes beyond bilinear + zeros, by moving each sampling point in pixel
+    coordinates before MXNet's bilinear, zero-padded BilinearSampler reads it: ``border``
+    clips it into the image; ``reflection`` folds it into ``[0, S-1]`` (corner-aligned) or
+    ``[-1/2, S-1/2]`` and then clips it (a point in the outer half pixel reads the edge pixel
+    on both of its sides, so the edge value); ``nearest`` rounds it half to even first (as
+    ONNX), where the bilinear weights are then 1 and 0. Each coordinate of the
+    ``(N, Ho, Wo, 2)`` grid separately."""
+    coords = []
+    for axis, size in ((0, width), (1, height)):
+        g = ctx.op("slice_axis", grid.sym, axis=3, begin=axis, end=axis + 1)
+        # pixel position p from the normalized g, in ONNX's order of float32 operations
+        # (a tie for nearest must stay a tie): (g + 1) / 2 * (S - 1) or ((g + 1) * S - 1) / 2
+        p = ctx.op("_plus_scalar", g, scalar=1.0)
+        if corners:
+            p = ctx.op("_mul_scalar", ctx.op("_div_scalar", p, scalar=2.0),
+                       scalar=float(size - 1))
+        else:
+            p = ctx.op("_div_scalar", ctx.op("_minus_scalar", ctx.op(
+                "_mul_scalar", p, scalar=float(size)), scalar=1.0), scalar=2.0)
+        if nearest:  # ONNX rounds before it applies the padding
+            p = _round_half_even(ctx, p)
+        if padding == "reflection":
+            low, high = (0.0, size - 1.0) if corners else (-0.5, size - 0.5)
+            span = high - low
+            if span > 0:  # low + span * (1 - |mod((p - low) / span, 2) - 1|)
+                t = ctx.op("_div_scalar", ctx.op("_minus_scalar", p, scalar=low), scalar=span)
+                tri = ctx.op("_rminus_scalar", ctx.op("abs", ctx.op(
+                    "_minus_scalar", ctx.op("_mod_scalar", t, scalar=2.0), scalar=1.0)),
+                    scalar=1.0)
+                p = ctx.op("_plus_scalar", ctx.op("_mul_scalar", tri, scalar=span), scalar=low)
+        if padding != "zeros":
+            p = ctx.op("clip", p, a_min=0.0, a_max=float(size - 1))
+        coords.append(ctx.op("_minus_scalar", ctx.op(
+            "_mul_scalar", p, scalar=2.0 / (size - 1) if size > 1 else 0.0), scalar=1.0))
+    g = ctx.op("Concat", *coords, dim=3, num_args=2)
+    return ctx.op("BilinearSampler", x.sym, ctx.op("transpose", g, axes=(0, 3, 1, 2)))
+
+
+def _round_half_even(ctx: ImportContext, t) -> object:
+    """``floor(t) + (frac > 1/2) + (frac == 1/2) * (floor(t) mod 2)`` (MXNet's rint rounds
+    ties down, its round away from zero; ONNX's nearest rounds them to even)."""
+    f = ctx.op("floor", t)
+    d = ctx.op("broadcast_sub", t, f)
+    up = ctx.op("_greater_scalar", d, scalar=0.5)
+    tie = ctx.op("_equal_scalar", d, scalar=0.5)
+    odd = ctx.op("_mod_scalar", f, scalar=2.0)
+    return ctx.op("broadcast_add", ctx.op("broadcast_add", f, up),
+                  ctx.op("broadcast_mul", tie, odd))
 
 
 @importer("AffineGrid", since=20)
