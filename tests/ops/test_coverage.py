@@ -214,3 +214,53 @@ def test_exporter_reads_all_zeros_from_the_op(fill, omitted):
     want = forward(sym, {**data, "w": flat})
     got = run_ort(model, data)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+
+
+# --- gradients: a rule or a reason, as MXNet 1.9.1 registers them ------------------------------
+
+with open(os.path.join(os.path.dirname(__file__), "..", "golden", "ops", "grad_ops_mxnet.json"),
+          encoding="utf-8") as _f:
+    MXNET_GRADS = json.load(_f)
+"""What MXNet 1.9.1 registers per op (tests/golden/ops/gen_grads.py read its source and ran it):
+``kind`` is ``fgradient``, ``zero`` (MakeZeroGradNodes) or ``no_fgradient``."""
+
+_WRITES_ZEROS = ("MXNet registers an FGradient whose backward kernel writes zeros; "
+                 "zero_gradient gives the same")
+#: Where gluonport's gradient is registered differently from MXNet's, and why.
+GRADIENT_DIFFERS: dict[str, str] = {
+    "_backward_FullyConnected": "MXNet's second-order FullyConnected gradient "
+                                "(_backward_backward_FullyConnected) is not provided: "
+                                "create_graph through Dense refuses, naming the op",
+    "_image_resize": "MXNet's gradient (_copy of the head gradient) has the output's shape and "
+                     "fails MXNet's own shape check; refused with that reason",
+    "_image_to_tensor": "as _image_resize: MXNet's _copy gradient fails its shape check",
+    "sign": "MXNet's _backward_sign multiplies by sign's derivative, 0: zero_gradient",
+    **dict.fromkeys(("_contrib_MultiBoxDetection", "_contrib_MultiBoxPrior",
+                     "_contrib_MultiBoxTarget", "_contrib_MultiProposal", "_contrib_Proposal",
+                     "_contrib_bipartite_matching", "_contrib_box_iou"), _WRITES_ZEROS),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_has_gradient_or_reason(name):
+    op = OPS[name]
+    assert op.gradient is not None or op.no_gradient, (
+        f"{name} has neither a gradient rule nor a no_gradient reason")
+    assert not (op.gradient is not None and op.no_gradient), (
+        f"{name} has a gradient rule and a no_gradient reason")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MXNET_GRADS if n in OPS))
+def test_gradient_kind_is_mxnets(name):
+    op, kind = OPS[name], MXNET_GRADS[name].get("kind")
+    if name in GRADIENT_DIFFERS or kind == "unknown":
+        return
+    if not callable(op.inputs) and not op.inputs and op.variadic is None:
+        return  # a creation op: no input, nothing to differentiate
+    if kind == "no_fgradient":
+        assert op.no_gradient, f"{name}: MXNet 1.9.1 registers no FGradient; state why here"
+    elif kind == "zero":
+        assert op.gradient is registry.zero_gradient, f"{name}: MXNet gives zero gradients"
+    else:
+        assert op.gradient is not None and op.gradient is not registry.zero_gradient, (
+            f"{name}: MXNet 1.9.1 differentiates it")
