@@ -4,6 +4,10 @@
 
 DCNv1 samples inside ``[0, H)`` and clamps the far corner, DCNv2 samples inside ``(-1, H)`` and
 reads outside corners as zero (two different MXNet kernels, kept as they are).
+
+Gradients: one ``_backward__contrib_*`` kernel each (MXNet's legacy-op names), the derivative of
+that sampling (as MXNet's col2im kernels compute it), lowered to ONNX with GatherElements /
+ScatterElements (opset 16+, static shapes).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numpy as np
 from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
-from ..lowering import LoweringContext, const_as, lowering
+from ..lowering import LoweringContext, const_as, lowering, onnx_reduce
 from ..lowering.dims import Dims
 from ..registry import OpDef, register
 
@@ -261,8 +265,6 @@ for _name, _mod in (("_contrib_DeformableConvolution", False),
         infer_shape=lambda p, s: (list(s), [None if v is None else tuple(v) for v in s[1:]]),
         infer_type=lambda p, t: (list(t), list(t[1:])),
         no_gradient="a backward kernel (MXNet 1.9.1 registers no gradient for it either)",
-        no_onnx="ONNX has no gradient of DeformConv, and composing the bilinear sampling's "
-                "gradient (scatters at the sampled corners) is not implemented",
         doc=f"{_name[9:]}'s gradients. Inputs: the output gradient, then the forward inputs; "
             "outputs: one gradient per forward input."))
     register(OpDef(
@@ -339,3 +341,138 @@ def _tap_base(ctx: LoweringContext, odims, axis: int, kernel, step: tuple[int, i
 
 lowering("_contrib_DeformableConvolution", since=19)(_dcn_onnx(False))  # DeformConv is 19+
 lowering("_contrib_ModulatedDeformableConvolution", since=19)(_dcn_onnx(True))
+
+
+# --- ONNX export: the gradients ------------------------------------------------------------------
+def _dcn_backward_onnx(modulated: bool):
+    """The numpy kernel's steps as ONNX nodes (opset 16+, static shapes): sample positions of
+    every (group, tap, output) from the offsets, the four corners' indices and bilinear
+    weights (DCNv1 clamps the far corner, DCNv2 drops corners outside), corner values by
+    ``GatherElements``; columns and ``W^T og`` by ``MatMul``; the data gradient by one
+    ``ScatterElements`` (add) of the four corners' weighted column gradients; offsets from the
+    weight derivatives; the mask from the unmasked samples."""
+    def handler(ctx: LoweringContext) -> None:
+        p = ctx.params
+        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = _dcn_geometry(p, ctx.node.op.name[10:])
+        for i in range(1, len(ctx.inputs)):
+            if any(ctx.is_dynamic(i, a) for a in range(len(ctx.in_shapes[i]))):
+                raise ctx.fail("the deformable convolution gradient needs every shape fixed at "
+                               "export time")
+        n, chans, h, w = (int(v) for v in ctx.in_shapes[1])
+        oh, ow = (int(v) for v in ctx.in_shapes[0][2:])
+        dt = np.dtype(ctx.in_dtypes[1])
+        grp, taps, size, cg = p.num_deformable_group, kh * kw, oh * ow, p.num_group
+        per = chans // grp
+        m = ctx.make
+
+        def k(value, hint="k", dtype=dt):
+            return ctx.const(np.asarray(value, dtype), hint)
+
+        def shaped(x, shape, hint="shape"):
+            return m("Reshape", [x, ctx.ints(list(shape), hint)])
+
+        tap = np.arange(taps)
+        o = np.arange(size)
+        base_r = ((o // ow) * sh - ph)[None, :] + (tap // kw * dh)[:, None]        # (K, L)
+        base_c = ((o % ow) * sw - pw)[None, :] + (tap % kw * dw)[:, None]
+        off = shaped(ctx.inputs[2], (n, grp, taps, 2, size), "off5")
+        pos = []
+        for axis, base in ((0, base_r), (1, base_c)):
+            part = m("Gather", [off, ctx.const(np.asarray(axis, np.int64), "axis")], axis=3)
+            pos.append(m("Add", [part, k(base.astype(dt), "base")]))                # (N,G,K,L)
+        rows, cols = pos
+        lo = k(-1 if modulated else 0, "lo")
+        big_h, big_w = k(h, "h"), k(w, "w")
+        cmp = "Greater" if modulated else "GreaterOrEqual"
+        inside = m("And", [m("And", [m(cmp, [rows, lo]), m(cmp, [cols, lo])]),
+                           m("And", [m("Less", [rows, big_h]), m("Less", [cols, big_w])])])
+        zero, one = k(0, "zero"), k(1, "one")
+        r0 = m("Floor", [m("Where", [inside, rows, zero])])
+        c0 = m("Floor", [m("Where", [inside, cols, zero])])
+        lr, lc = m("Sub", [rows, r0]), m("Sub", [cols, c0])
+        dlr = dlc = one
+        if modulated:
+            r1, c1 = m("Add", [r0, one]), m("Add", [c0, one])
+        else:
+            r_edge = m("GreaterOrEqual", [r0, k(h - 1, "h1")])
+            c_edge = m("GreaterOrEqual", [c0, k(w - 1, "w1")])
+            r1 = m("Where", [r_edge, k(h - 1, "h1"), m("Add", [r0, one])])
+            c1 = m("Where", [c_edge, k(w - 1, "w1"), m("Add", [c0, one])])
+            lr, lc = m("Where", [r_edge, zero, lr]), m("Where", [c_edge, zero, lc])
+            dlr, dlc = m("Where", [r_edge, zero, one]), m("Where", [c_edge, zero, one])
+        img = shaped(ctx.inputs[1], (n, grp, per, h * w), "img")
+        wide = ctx.ints([n, grp, per, taps * size], "wide")
+        corners = []
+        for rr, wr, dwr in ((r0, m("Sub", [one, lr]), m("Neg", [dlr])), (r1, lr, dlr)):
+            for cc, wc, dwc in ((c0, m("Sub", [one, lc]), m("Neg", [dlc])), (c1, lc, dlc)):
+                in_r = m("And", [m("GreaterOrEqual", [rr, zero]),
+                                 m("LessOrEqual", [rr, k(h - 1, "h1")])])
+                in_c = m("And", [m("GreaterOrEqual", [cc, zero]),
+                                 m("LessOrEqual", [cc, k(w - 1, "w1")])])
+                ok = m("And", [inside, m("And", [in_r, in_c])])
+                flat = m("Where", [ok, m("Add", [m("Mul", [rr, big_w]), cc]), zero])
+                idx = m("Expand", [shaped(m("Cast", [flat], to=7), (n, grp, 1, taps * size),
+                                          "idx"), wide])
+                vals = shaped(m("GatherElements", [img, idx], axis=3),
+                              (n, grp, per, taps, size), "vals")
+                okf = m("Cast", [ok], to=_onnx_dtype(dt))
+                coef = m("Mul", [m("Mul", [wr, wc]), okf])
+                corners.append((idx, vals, coef, m("Mul", [m("Mul", [dwr, wc]), okf]),
+                                m("Mul", [m("Mul", [wr, dwc]), okf])))
+
+        def unsq(x):
+            return m("Unsqueeze", [x, ctx.ints([2], "c_axis")])
+
+        val = m("Sum", [m("Mul", [v, unsq(c)]) for _, v, c, _, _ in corners])   # (N,G,per,K,L)
+        mask = None
+        if modulated:
+            mask = shaped(ctx.inputs[3], (n, grp, 1, taps, size), "mask5")
+            colv = m("Mul", [val, mask])
+        else:
+            colv = val
+        og = shaped(ctx.inputs[0], (n, cg, p.num_filter // cg, size), "og4")
+        cols4 = shaped(colv, (n, cg, chans // cg * taps, size), "cols4")
+        w_in = 4 if modulated else 3
+        dw_ = onnx_reduce(ctx, "ReduceSum", m("MatMul", [og, m("Transpose", [cols4],
+                                                                 perm=[0, 1, 3, 2])]), [0],
+                          keepdims=False)
+        outs = {}
+        outs[w_in - 1] = shaped(dw_, ctx.in_shapes[w_in], "w_shape")
+        wt = m("Transpose", [shaped(ctx.inputs[w_in], (cg, p.num_filter // cg, -1), "wg")],
+               perm=[0, 2, 1])
+        dcol = shaped(m("MatMul", [wt, og]), (n, grp, per, taps, size), "dcol")
+        if modulated:
+            dmask = onnx_reduce(ctx, "ReduceSum", m("Mul", [dcol, val]), [2], keepdims=False)
+            outs[2] = shaped(dmask, ctx.in_shapes[3], "mask_shape")
+            dcol = m("Mul", [dcol, mask])
+        upd = [shaped(m("Mul", [dcol, unsq(c)]), (n, grp, per, taps * size), "upd")
+               for _, _, c, _, _ in corners]
+        zeros = m("Expand", [zero, ctx.ints([n, grp, per, h * w], "img_shape")])
+        d_img = m("ScatterElements", [zeros, m("Concat", [i for i, _, _, _, _ in corners],
+                                                   axis=3), m("Concat", upd, axis=3)],
+                  axis=3, reduction="add")
+        outs[0] = shaped(d_img, (n, chans, h, w), "data_shape")
+        grads = []
+        for j in (3, 4):
+            terms = [m("Mul", [onnx_reduce(ctx, "ReduceSum", m("Mul", [dcol, v]), [2],
+                                           keepdims=False), t[j]]) for t in corners
+                     for v in (t[1],)]
+            grads.append(m("Unsqueeze", [m("Sum", terms), ctx.ints([3], "xy_axis")]))
+        outs[1] = shaped(m("Concat", grads, axis=3), ctx.in_shapes[2], "off_shape")
+        if not p.no_bias:
+            outs[len(ctx.inputs) - 2] = onnx_reduce(ctx, "ReduceSum", ctx.inputs[0], [0, 2, 3],
+                                                    keepdims=False)
+        for i, y in sorted(outs.items()):
+            m("Identity", [y], outputs=[ctx.outputs[i]])
+    return handler
+
+
+def _onnx_dtype(dt) -> int:
+    from ..._core import dtypes
+
+    return dtypes.onnx_of(np.dtype(dt))
+
+
+lowering("_backward__contrib_DeformableConvolution", since=16)(_dcn_backward_onnx(False))
+lowering("_backward__contrib_ModulatedDeformableConvolution", since=16)(
+    _dcn_backward_onnx(True))
