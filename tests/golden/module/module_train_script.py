@@ -12,6 +12,8 @@ with only the import changed to ``import gluonport as mx``.
    statistics) after each step; save_checkpoint with optimizer states, Module.load with them,
    one more step on both.
 3. a head without a loss (plain FullyConnected): backward(out_grads) and get_input_grads.
+4. other loss heads through fit: LinearRegressionOutput (grad_scale) with Adam and 'mse',
+   SoftmaxOutput with normalization='valid' and ignore_label.
 """
 import logging
 import os
@@ -185,10 +187,47 @@ def no_loss_head():
     return out
 
 
+def heads(folder):
+    """Other loss heads through Module.fit: LinearRegressionOutput (grad_scale) with Adam and
+    'mse'; SoftmaxOutput with normalization='valid' and an ignored label with 'acc'."""
+    out = {}
+    x, y = data()
+    arg_params, _ = _load(folder, INIT)
+    fc1 = {k: v for k, v in arg_params.items() if k.startswith("fc1")}
+    target = np.stack([x[:, 0] - x[:, 1], x[:, 2] * 0.5], axis=1).astype("float32")
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=16, name="fc1")
+    net = mx.sym.Activation(net, act_type="tanh", name="tanh1")
+    net = mx.sym.FullyConnected(net, num_hidden=2, name="reg")
+    net = mx.sym.LinearRegressionOutput(net, grad_scale=0.5, name="lro")
+    it = mx.io.NDArrayIter(x, target, batch_size=BATCH, label_name="lro_label")
+    mod = mx.mod.Module(net, label_names=["lro_label"])
+    mx.random.seed(3)
+    mod.fit(it, eval_metric="mse", optimizer="adam",
+            optimizer_params={"learning_rate": 0.01, "wd": 1e-4},
+            arg_params=fc1, allow_missing=True, initializer=mx.init.Constant(0.05),
+            num_epoch=1)
+    for k, v in mod.get_params()[0].items():
+        out["heads:lro:" + k] = v.asnumpy()
+    for name, value in mod.score(it, "mse"):
+        out["heads:lro:score:" + name] = np.array(value)
+
+    net = mx.sym.SoftmaxOutput(mlp().get_internals()["fc2_output"], normalization="valid",
+                               use_ignore=True, ignore_label=0, name="softmax")
+    it = mx.io.NDArrayIter(x, y, batch_size=BATCH, label_name="softmax_label")
+    mod = mx.mod.Module(net)
+    mod.fit(it, eval_metric="acc", optimizer="sgd",
+            optimizer_params={"learning_rate": 0.3, "momentum": 0.5},
+            arg_params=arg_params, num_epoch=1)
+    for k, v in mod.get_params()[0].items():
+        out["heads:valid:" + k] = v.asnumpy()
+    return out
+
+
 def run(folder, work):
     """``folder`` holds the initial parameters, ``work`` is an empty scratch folder."""
     out = {}
     out.update(fit(folder, os.path.join(work, "fit")))
     out.update(steps(folder, os.path.join(work, "steps")))
     out.update(no_loss_head())
+    out.update(heads(folder))
     return out
