@@ -3,8 +3,9 @@
 tests/golden/module/module_train_script.py is MXNet 1.x user code (Module.fit with eval_data,
 Speedometer / log_train_metric / do_checkpoint callbacks, then score and predict; a BatchNorm
 MLP stepped with forward_backward + update, get_input_grads, save_checkpoint with optimizer
-states and Module.load of them; backward(out_grads) through a head without a loss; LinearRegressionOutput with grad_scale
-under Adam, SoftmaxOutput with normalization='valid' and an ignored label).
+states and Module.load of them; backward(out_grads) through a head without a loss;
+LinearRegressionOutput with grad_scale under Adam, SoftmaxOutput with normalization='valid'
+and an ignored label).
 gen_module_train.py ran it in MXNet 1.9.1 from the seeded initial parameters it saved; here the
 same text runs with ``import gluonport as mx`` and every recorded value must match.
 
