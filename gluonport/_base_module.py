@@ -207,9 +207,10 @@ class BaseModule:
 
         if num_epoch is None:
             raise GluonportError("Module.fit: please specify number of epochs (num_epoch)")
-        if not isinstance(train_data, DataIter):
+        if not all(hasattr(train_data, a) for a in ("provide_data", "provide_label", "reset")):
             raise GluonportError(f"Module.fit: train_data must be an mx.io.DataIter (e.g. "
-                                 f"NDArrayIter), got {type(train_data).__name__}")
+                                 f"NDArrayIter: provide_data, provide_label, reset), got "
+                                 f"{type(train_data).__name__}")
         self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
                   for_training=True, force_rebind=force_rebind)
         if monitor is not None:
