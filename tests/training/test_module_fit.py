@@ -218,3 +218,23 @@ def test_shared_module_shares_parameters_and_optimizer():
     after = base._exec.arg_dict["fc_weight"].asnumpy()
     assert not np.allclose(after, before)
     np.testing.assert_array_equal(after, other._exec.arg_dict["fc_weight"].asnumpy())
+
+
+def test_trained_checkpoint_runs_everywhere(tmp_path):
+    """After fit, save_checkpoint gives a pair that SymbolBlock.imports and gluonport.load run
+    to the module's own predictions."""
+    rs = np.random.RandomState(1)
+    x = rs.uniform(-1, 1, (16, 3)).astype("float32")
+    y = (x[:, 0] > 0).astype("float32")
+    it = mx.io.NDArrayIter(x, y, batch_size=4, label_name="softmax_label")
+    mod = mx.mod.Module(_mlp(2))
+    mod.fit(it, optimizer_params={"learning_rate": 0.5}, num_epoch=2,
+            initializer=mx.init.Xavier())
+    want = mod.predict(it).asnumpy()
+    prefix = str(tmp_path / "trained")
+    mod.save_checkpoint(prefix, 2)
+    net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0002.params")
+    np.testing.assert_allclose(net(mx.nd.array(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    back = mx.mod.Module.load(prefix, 2)
+    back.bind([("data", (4, 3))], for_training=False)
+    np.testing.assert_allclose(back.predict(it).asnumpy(), want, rtol=1e-5, atol=1e-6)
