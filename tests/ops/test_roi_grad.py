@@ -91,3 +91,33 @@ def test_psroi_pooling_gradient_vs_differences():
     rois = np.array([[0, 0.0, 0.0, 7.0, 9.0], [0, 2.0, 1.0, 6.0, 4.0]])
     check_grad_numeric("_contrib_PSROIPooling", [data, rois],
                        {"spatial_scale": 0.5, "output_dim": 2, "pooled_size": 2}, wrt=[0])
+
+
+@pytest.mark.parametrize("attrs", [
+    {"pooled_size": (2, 3), "spatial_scale": 0.5},
+    {"pooled_size": (2, 2), "spatial_scale": 0.7, "sample_ratio": 3, "aligned": True},
+    {"pooled_size": (2, 2), "spatial_scale": 1.0, "position_sensitive": True},
+])
+def test_roi_align_backward_onnx(attrs):
+    """The ONNX lowering of ``_backward_ROIAlign`` equals the numpy kernel, with ROIs on two
+    images, one naming no image (-1) and one past the batch (2)."""
+    pytest.importorskip("onnxruntime")
+    from gluonport.onnx import export_symbol
+    from tests.onnx._export_check import run_ort
+
+    rng = np.random.RandomState(5)
+    ph, pw = attrs["pooled_size"]
+    chans = 2 * ph * pw if attrs.get("position_sensitive") else 3
+    data = rng.uniform(-1, 1, (2, chans, 9, 8)).astype(np.float32)
+    rois = np.array([[0, 1.0, 2.0, 12.0, 9.5], [1, -2.0, 0.5, 5.0, 17.0], [-1, 0, 0, 4, 4],
+                     [2, 1, 1, 5, 5], [1, 3.3, 3.1, 3.9, 4.0]], np.float32)
+    og = rng.randn(5, chans // (ph * pw) if attrs.get("position_sensitive") else chans,
+                   ph, pw).astype(np.float32)
+    want = mx.nd._internal._backward_ROIAlign(mx.nd.array(og), mx.nd.array(data),
+                                              mx.nd.array(rois), **attrs).asnumpy()
+    sym = mx.sym._internal._backward_ROIAlign(mx.sym.var("og"), mx.sym.var("data"),
+                                              mx.sym.var("rois"), **attrs)
+    feed = {"og": og, "data": data, "rois": rois}
+    model = export_symbol(sym, {}, in_shapes={k: v.shape for k, v in feed.items()},
+                          in_types={k: v.dtype for k, v in feed.items()}, opset_version=17)
+    np.testing.assert_allclose(run_ort(model, feed)[0], want, rtol=1e-5, atol=1e-6)

@@ -19,7 +19,8 @@ Gradients (MXNet 1.9.1's backward kernels, inputs ``(ograd, data, rois)``; the R
 ``_backward_ROIPooling`` adds each bin's gradient at the bin's first maximum in row-major
 order (MXNet's argmax bookkeeping, recomputed), ``_backward_ROIAlign`` is the transpose of the
 separable bilinear weights, ``_backward__contrib_PSROIPooling`` spreads each bin's gradient over
-its area. ROIs naming no image add nothing. None has an ONNX lowering (``no_onnx`` says why).
+its area. ROIs naming no image add nothing. ROIAlign's lowers to ONNX (weights from one-hot
+comparisons, one MatMul per ROI and one over all ROIs); the other two state ``no_onnx``.
 
 ONNX lowerings (below in this file):
 
@@ -475,10 +476,11 @@ def _psroi_backward(p, og, data, rois):
     return grad
 
 
-def _define_backward(name: str, forward: str, compute, params: dict) -> None:
+def _define_backward(name: str, forward: str, compute, params: dict,
+                     no_onnx: str | None = _NO_ONNX_GRAD) -> None:
     define(name, compute, lambda p, s: (s, [s[1]]), params=params,
            inputs=("ograd", "data", "rois"), infer_type=lambda p, t: (t, [t[1]]),
-           no_gradient=_NO_GRAD, no_onnx=_NO_ONNX_GRAD,
+           no_gradient=_NO_GRAD, no_onnx=no_onnx,
            doc=f"{forward}'s data gradient: inputs (ograd, data, rois).")
 
 
@@ -486,7 +488,7 @@ _define_backward("_backward_ROIPooling", "ROIPooling", _roi_pooling_backward,
                  {"pooled_size": Shape(), "spatial_scale": Float()})
 _define_backward("_backward_ROIAlign", "ROIAlign", _roi_align_backward,
                  {"pooled_size": Shape(), "spatial_scale": Float(), "sample_ratio": Int(-1),
-                  "position_sensitive": Bool(False), "aligned": Bool(False)})
+                  "position_sensitive": Bool(False), "aligned": Bool(False)}, no_onnx=None)
 _define_backward("_backward__contrib_PSROIPooling", "PSROIPooling", _psroi_backward,
                  {"spatial_scale": Float(), "output_dim": Int(), "pooled_size": Int(),
                   "group_size": Int(0)})
@@ -496,17 +498,17 @@ def i64(ctx: LoweringContext, value, hint: str = "i") -> str:
     return ctx.const(np.asarray(value, np.int64), hint)
 
 
-def _onnx_rois(ctx: LoweringContext, work) -> tuple[str, str, str]:
+def _onnx_rois(ctx: LoweringContext, work, data_at: int = 0) -> tuple[str, str, str]:
     """(int64 batch index ``(R,)`` clamped into range, bool ``(R,)`` mask of the ROIs that name a
     real image, boxes ``(R, 4)`` in ``work``): MXNet gives zeros for the others, onnxruntime
-    refuses them."""
-    rois = ctx.inputs[1]
-    if np.dtype(ctx.in_dtypes[1]) != work:
+    refuses them. The ROIs are the input after the data (input ``data_at``)."""
+    rois = ctx.inputs[data_at + 1]
+    if np.dtype(ctx.in_dtypes[data_at + 1]) != work:
         rois = ctx.cast_to(rois, work)
     index = ctx.make("Gather", [rois, ctx.const(np.asarray(0, np.int64), "col")], axis=1)
     index = ctx.cast_to(index, np.int64)          # C's truncation, as MXNet's (int) cast
     zero = ctx.const(np.asarray(0, np.int64), "zero")
-    batch = Dims(ctx, 0).scalar(0)
+    batch = Dims(ctx, data_at).scalar(0)
     ok = ctx.make("And", [ctx.make("GreaterOrEqual", [index, zero]),
                           ctx.make("Less", [index, batch])])
     index = ctx.make("Where", [ok, index, zero])
@@ -678,3 +680,105 @@ def _box_sums(ctx: LoweringContext, dims, index: str, chan: str, rows, cols) -> 
 lowering("ROIPooling")(_roi_pooling_onnx)
 lowering("_contrib_ROIAlign")(_roi_align_onnx)
 lowering("_contrib_PSROIPooling")(_psroi_pooling_onnx)
+
+
+# --- ROIAlign's backward ----------------------------------------------------------------------
+def _align_weights_onnx(ctx: LoweringContext, start: str, size: str, grid: str, samples: str,
+                        pooled: int, limit: int, dt) -> str:
+    """:func:`_interp_matrix` in ONNX: ``(R, pooled, limit)`` summed bilinear weights of each
+    bin's samples along one axis (``samples``: ``0..max grid`` as ``(1, 1, G)``)."""
+    col = [ctx.make("Unsqueeze", [t, ctx.ints([2], "ax2")]) for t in (start, size, grid)]
+    start, size, grid = col                                                       # (R, 1, 1)
+    bin_size = ctx.make("Div", [size, ctx.const(dt(pooled), "pooled")])
+    k = ctx.const(np.arange(pooled, dtype=dt).reshape(1, -1, 1), "k")
+    half = ctx.make("Add", [samples, ctx.const(dt(0.5), "half")])
+    pos = ctx.make("Add", [ctx.make("Add", [start, ctx.make("Mul", [k, bin_size])]),
+                           ctx.make("Div", [ctx.make("Mul", [half, bin_size]), grid])])
+    used = ctx.make("And", [ctx.make("Less", [samples, grid]), ctx.make("And", [
+        ctx.make("GreaterOrEqual", [pos, ctx.const(dt(-1), "m1")]),
+        ctx.make("LessOrEqual", [pos, ctx.const(dt(limit), "lim")])])])
+    pos = ctx.make("Max", [pos, ctx.const(dt(0), "zero")])
+    last = ctx.const(dt(limit - 1), "last")
+    low = ctx.make("Floor", [pos])
+    edge = ctx.make("GreaterOrEqual", [low, last])
+    low = ctx.make("Where", [edge, last, low])
+    high = ctx.make("Where", [edge, last, ctx.make("Add", [low, ctx.const(dt(1), "one")])])
+    frac = ctx.make("Where", [edge, ctx.const(dt(0), "zero"), ctx.make("Sub", [pos, low])])
+    frac = ctx.make("Mul", [frac, ctx.cast_to(used, dt)])
+    keep = ctx.make("Sub", [ctx.cast_to(used, dt), frac])
+    cols = ctx.const(np.arange(limit, dtype=dt).reshape(1, 1, 1, -1), "cols")
+    total = None
+    for at, weight in ((low, keep), (high, frac)):
+        hit = ctx.make("Equal", [ctx.make("Unsqueeze", [at, ctx.ints([3], "ax3")]), cols])
+        part = ctx.make("Mul", [ctx.cast_to(hit, dt),
+                                ctx.make("Unsqueeze", [weight, ctx.ints([3], "ax3")])])
+        total = part if total is None else ctx.make("Add", [total, part])
+    return ctx.make("ReduceSum", [total, ctx.ints([2], "g")], keepdims=0)        # (R, P, S)
+
+
+def _roi_align_backward_onnx(ctx: LoweringContext) -> None:
+    """The transpose of the forward's separable weights, summed per image: ``Ay.T @ og`` per
+    ROI, then one ``MatMul`` over (ROI, bin column) pairs with ``Ax`` masked by each ROI's
+    image (a one-hot of the batch index)."""
+    p = ctx.params
+    ph, pw = _pooled(p)
+    dims = Dims(ctx, 1)
+    if any(dims.dyn[1:]):
+        raise ctx.fail("ROIAlign's gradient needs the data's channel and spatial dims fixed")
+    _, chans, height, width = dims.static
+    dt = np.dtype(ctx.in_dtypes[1])
+    work = dt if dt in (np.float32, np.float64) else np.dtype(np.float32)
+    index, ok, boxes = _onnx_rois(ctx, work, data_at=1)
+    w = work.type
+    box = ctx.make("Mul", [boxes, ctx.const(w(p.spatial_scale), "scale")])
+    if p.aligned:
+        box = ctx.make("Sub", [box, ctx.const(w(0.5), "offset")])
+    cols = [ctx.make("Slice", [box, ctx.ints([k], "s"), ctx.ints([k + 1], "e"),
+                               ctx.ints([1], "ax")]) for k in range(4)]            # (R, 1)
+    geo = []
+    for lo, hi, pooled in ((cols[0], cols[2], pw), (cols[1], cols[3], ph)):
+        size = ctx.make("Sub", [hi, lo])
+        if not p.aligned:
+            size = ctx.make("Max", [size, ctx.const(w(1), "one")])
+        if p.sample_ratio > 0:
+            grid = ctx.make("Expand", [ctx.const(w(p.sample_ratio), "ratio"),
+                                       ctx.make("Shape", [size])])
+        else:
+            grid = ctx.make("Max", [ctx.make("Ceil", [ctx.make(
+                "Div", [size, ctx.const(w(pooled), "pooled")])]), ctx.const(w(1), "one")])
+        geo.append((lo, size, grid))
+    most = ctx.make("ReduceMax", [ctx.make("Concat", [geo[0][2], geo[1][2]], axis=1)],
+                    keepdims=0)
+    samples = ctx.make("Reshape", [ctx.make("Range", [ctx.const(w(0), "zero"), most,
+                                                      ctx.const(w(1), "one")]),
+                                   ctx.ints([1, 1, -1], "g")])
+    ax = _align_weights_onnx(ctx, *geo[0], samples, pw, width, w)                 # (R, PW, W)
+    ay = _align_weights_onnx(ctx, *geo[1], samples, ph, height, w)                # (R, PH, H)
+    count = ctx.make("Mul", [geo[0][2], geo[1][2]])                              # (R, 1)
+    og = ctx.inputs[0] if dt == work else ctx.cast_to(ctx.inputs[0], work)
+    if p.position_sensitive:  # output channel c, bin (i, j) <- input channel c*K + i*PW + j
+        k = ph * pw
+        og = ctx.make("Unsqueeze", [og, ctx.ints([2], "ax2")])                   # (R,C',1,PH,PW)
+        og = ctx.make("Mul", [og, ctx.const(np.eye(k, dtype=work).reshape(1, 1, k, ph, pw),
+                                            "diag")])
+        og = ctx.make("Reshape", [og, ctx.ints([0, chans, ph, pw], "full")])
+    scale = ctx.make("Where", [ok, ctx.make("Reciprocal", [ctx.make("Reshape", [
+        count, ctx.ints([-1], "flat")])]), ctx.const(w(0), "zero")])
+    og = ctx.make("Mul", [og, ctx.make("Reshape", [scale, ctx.ints([-1, 1, 1, 1], "r4")])])
+    ayt = ctx.make("Unsqueeze", [ctx.make("Transpose", [ay], perm=[0, 2, 1]), ctx.ints([1], "a")])
+    u = ctx.make("MatMul", [ayt, og])                                            # (R, C, H, PW)
+    u = ctx.make("Transpose", [u], perm=[1, 2, 0, 3])
+    u = ctx.make("Reshape", [u, ctx.ints([1, chans * height, -1], "u")])         # (1, C*H, R*PW)
+    batch = ctx.make("Range", [ctx.const(np.asarray(0, np.int64), "z"), dims.scalar(0),
+                               ctx.const(np.asarray(1, np.int64), "o")])
+    onehot = ctx.make("Equal", [ctx.make("Unsqueeze", [index, ctx.ints([0], "a0")]),
+                                ctx.make("Unsqueeze", [batch, ctx.ints([1], "a1")])])  # (N, R)
+    onehot = ctx.make("Reshape", [ctx.cast_to(onehot, work), ctx.ints([0, -1, 1, 1], "oh")])
+    v = ctx.make("Mul", [onehot, ctx.make("Unsqueeze", [ax, ctx.ints([0], "a0")])])
+    v = ctx.make("Reshape", [v, ctx.ints([0, -1, width], "v")])                  # (N, R*PW, W)
+    grad = ctx.make("Reshape", [ctx.make("MatMul", [u, v]),
+                                ctx.ints([-1, chans, height, width], "nchw")])
+    deliver(ctx, grad if dt == work else ctx.cast_to(grad, dt))
+
+
+lowering("_backward_ROIAlign")(_roi_align_backward_onnx)
