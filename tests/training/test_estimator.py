@@ -112,3 +112,28 @@ def test_early_stopping_stops():
     early = EarlyStoppingHandler(est.train_metrics[0], patience=0, mode="min")
     est.fit(data, epochs=10, event_handlers=[early, stop])
     assert early.stop_training and stop.current_epoch == 2
+
+
+def test_checkpoint_resume_and_symbol(tmp_path):
+    """CheckpointHandler writes the hybridized net's symbol and a checkpoint per epoch; a new
+    fit with resume_from_checkpoint loads the latest and trains the remaining epochs only."""
+    from gluonport.gluon.contrib.estimator import CheckpointHandler
+
+    net, data, trainer = _setup()
+    net.hybridize()
+    est = Estimator(net, mx.gluon.loss.L2Loss(), trainer=trainer, context=mx.cpu())
+    est.fit(data, epochs=2, event_handlers=[CheckpointHandler(str(tmp_path), "m")])
+    files = sorted(os.listdir(tmp_path))
+    assert files == ["m-epoch0batch2.params", "m-epoch0batch2.states", "m-epoch1batch4.params",
+                     "m-epoch1batch4.states", "m-symbol.json"]
+    trained = net.weight.data().asnumpy().copy()
+
+    net2, _, _ = _setup()
+    trainer2 = mx.gluon.Trainer(net2.collect_params(), "sgd", {"learning_rate": 0.1})
+    est2 = Estimator(net2, mx.gluon.loss.L2Loss(), trainer=trainer2, context=mx.cpu())
+    stop = StoppingHandler()
+    est2.fit(data, epochs=3, event_handlers=[
+        CheckpointHandler(str(tmp_path), "m", resume_from_checkpoint=True), stop])
+    assert est2.max_epoch == 1 and stop.current_epoch == 1  # 3 - (1 + 1) epochs left
+    assert not np.allclose(net2.weight.data().asnumpy(), trained)  # loaded, then trained on
+    assert "m-epoch2batch6.params" in os.listdir(tmp_path)  # batches counted on, as MXNet
