@@ -9,7 +9,8 @@ graph exported to ONNX where the kernel lowers (rtol 1e-5 / atol 1e-6).
 
 CTCLoss's gradient (float32 only, so the float64 finite differences of test_grads.py cannot
 run) is checked here against float32 central differences of its loss (eps 1e-2, rtol 2e-3 /
-atol 2e-4: float32 differences of a float32 loss).
+atol 2e-4: float32 differences of a float32 loss), and its exported backward (onnxruntime)
+against the numpy kernel.
 """
 
 from __future__ import annotations
@@ -124,3 +125,16 @@ def test_ctc_gradient_is_its_loss_derivative(case):
         cut = np.trunc(inputs[2]).astype(int)  # makes the loss depend on the step
         num[np.arange(num.shape[0])[:, None] >= cut[None, :]] = 0
     np.testing.assert_allclose(got, num, rtol=2e-3, atol=2e-4)
+
+
+@pytest.mark.parametrize("case", CTC_ROWS)
+def test_ctc_exported_backward_matches_numpy(case):
+    """The CTC backward lowering (two ONNX Loops and a class scatter) run by onnxruntime gives
+    the numpy kernel's gradient (rtol 1e-4 / atol 1e-5: float32 log-space sums in another
+    order), rows MXNet has no reference for included."""
+    inputs = make_inputs(case)
+    attrs = case.get("attrs", {})
+    hg = np.random.RandomState(0).standard_normal(inputs[1].shape[0]).astype(np.float32)
+    want = tape_grads(case["op"], inputs, attrs, [hg])[0]
+    got = graph_grads({"op": case["op"], "attrs": attrs}, inputs, [hg], backend="onnx")[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

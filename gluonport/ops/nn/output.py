@@ -39,7 +39,7 @@ from ..lowering.math import named, onnx_compute
 from ..registry import OpDef, register, zero_gradient
 from .dense import require_float, sigmoid, softmax_along, work_dtype
 
-__all__ = ["ctc_tables"]
+__all__ = ["ctc_tables", "onnx_ctc_forward"]
 
 
 def _uniform_type(p, in_types: list) -> tuple[list, list]:
@@ -435,9 +435,10 @@ def _local_const(ctx: LoweringContext, value) -> str:
     return ctx.make("Constant", [], value=numpy_helper.from_array(np.asarray(value)))
 
 
-def _onnx_ctc_body(ctx: LoweringContext, n_states: int):
+def _onnx_ctc_body(ctx: LoweringContext, n_states: int, scan: bool = False):
     """The Loop body graph: one time step of the forward recursion. ``emit``, ``skip`` and
-    ``data_len`` are carried through unchanged, so the main graph keeps them alive."""
+    ``data_len`` are carried through unchanged, so the main graph keeps them alive; ``scan``
+    also emits each step's alpha as a scan output (the backward pass reads them all)."""
     from onnx import TensorProto, helper
 
     outer, ctx.nodes = ctx.nodes, []
@@ -459,26 +460,44 @@ def _onnx_ctc_body(ctx: LoweringContext, n_states: int):
     keep = ctx.make("Unsqueeze", [ctx.make("Less", [t, data_len]), axis1])
     outs = [ctx.make("Identity", [cond]), ctx.make("Where", [keep, step, alpha])]
     outs += [ctx.make("Identity", [x]) for x in (emit, skip, data_len)]
-    nodes, ctx.nodes = ctx.nodes, outer
     kinds = [(TensorProto.INT64, []), (TensorProto.BOOL, []),
              (TensorProto.FLOAT, [None, n_states]), (TensorProto.FLOAT, [None, None, n_states]),
              (TensorProto.BOOL, [None, n_states]), (TensorProto.INT64, None)]
+    out_kinds = kinds[1:]
+    if scan:
+        outs.append(ctx.make("Identity", [outs[1]]))
+        out_kinds = out_kinds + [(TensorProto.FLOAT, [None, n_states])]
+    nodes, ctx.nodes = ctx.nodes, outer
     info = helper.make_tensor_value_info
     return helper.make_graph(nodes, ctx.fresh("ctc_step"),
                              [info(n, *k) for n, k in zip(names, kinds)],
-                             [info(n, *k) for n, k in zip(outs, kinds[1:])])
+                             [info(n, *k) for n, k in zip(outs, out_kinds)])
 
 
 def _ctc_onnx(ctx: LoweringContext) -> None:
-    p = ctx.params
     if ctx.wants(1):
         raise ctx.fail("its hidden gradient output is read; MXNet hides it (backward only)")
-    if ctx.is_dynamic(0, 2) or ctx.is_dynamic(1, 1) or ctx.in_shapes[1][1] < 1:
+    tab = onnx_ctc_forward(ctx)
+    _onnx_ctc_finish(ctx, tab["alpha"], tab["lab_len"], tab["repeats"], tab["data_len"],
+                     tab["neg_inf"])
+
+
+def onnx_ctc_forward(ctx: LoweringContext, base: int = 0, keep_alphas: bool = False) -> dict:
+    """ONNX: the CTC forward recursion of the node whose ``data, label[, data_lengths]
+    [, label_lengths]`` are its inputs from ``base`` on (the forward op: 0; its backward
+    kernel: 1). Returns the tensor names ``alpha`` (last step), ``alphas`` (every step,
+    ``(T, N, 2L+1)``, with ``keep_alphas``), ``emit``, ``logp``, ``ext``, ``skip``, ``steps``,
+    ``lab_len``, ``data_len``, ``repeats``, ``neg_inf`` and the static ``n_states``,
+    ``classes``."""
+    p = ctx.params
+    data_shape, lab_shape = ctx.in_shapes[base], ctx.in_shapes[base + 1]
+    if ctx.is_dynamic(base, 2) or ctx.is_dynamic(base + 1, 1) or lab_shape[1] < 1:
         raise ctx.fail("CTCLoss exports with a static alphabet size and label length >= 1")
-    n_lab, classes = int(ctx.in_shapes[1][1]), int(ctx.shape[2])
+    n_lab, classes = int(lab_shape[1]), int(data_shape[2])
     blank = 0 if p.blank_label == "first" else classes - 1
-    steps = ctx.make("Gather", [ctx.make("Shape", [ctx.inputs[0]]), ctx.const(np.int64(0), "t")])
-    lab = _onnx_lround(ctx, 1)
+    data = ctx.inputs[base]
+    steps = ctx.make("Gather", [ctx.make("Shape", [data]), ctx.const(np.int64(0), "t")])
+    lab = _onnx_lround(ctx, base + 1)
     if p.use_label_lengths:
         lab_len = _onnx_lround(ctx, len(ctx.inputs) - 1)
     else:  # first padding position, or the label length when there is none
@@ -487,10 +506,10 @@ def _ctc_onnx(ctx: LoweringContext) -> None:
                                    ctx.const(np.int64(n_lab), "n_lab")])
         lab_len = ctx.make("ReduceMin", [first], axes=[1], keepdims=0) if ctx.opset < 18 else \
             ctx.make("ReduceMin", [first, ctx.ints([1], "axes")], keepdims=0)
-    data_len = (_onnx_lround(ctx, 2) if p.use_data_lengths
+    data_len = (_onnx_lround(ctx, base + 2) if p.use_data_lengths
                 else ctx.make("Unsqueeze", [steps, ctx.ints([0], "axes")]))
     ext, skip, repeats = _onnx_ctc_labels(ctx, lab, lab_len, n_lab, blank)
-    logp = ctx.make("LogSoftmax", [ctx.inputs[0]], axis=2)
+    logp = ctx.make("LogSoftmax", [data], axis=2)
     index = ctx.make("Expand", [ctx.make("Unsqueeze", [ext, ctx.ints([0], "axes")]),
                                 ctx.make("Concat", [ctx.make("Unsqueeze", [steps,
                                                                            ctx.ints([0], "a")]),
@@ -503,9 +522,16 @@ def _ctc_onnx(ctx: LoweringContext) -> None:
                                                                                "t0")], axis=0),
                                 neg_inf])
     trips = ctx.make("Sub", [steps, ctx.const(np.int64(1), "one")])
-    alpha = ctx.make("Loop", [trips, "", alpha0, emit, skip, data_len], outputs=4,
-                     body=_onnx_ctc_body(ctx, n_states))[0]
-    _onnx_ctc_finish(ctx, alpha, lab_len, repeats, data_len, neg_inf)
+    looped = ctx.make("Loop", [trips, "", alpha0, emit, skip, data_len],
+                      outputs=5 if keep_alphas else 4,
+                      body=_onnx_ctc_body(ctx, n_states, scan=keep_alphas))
+    tab = {"alpha": looped[0], "emit": emit, "logp": logp, "ext": ext, "skip": skip,
+           "steps": steps, "lab_len": lab_len, "data_len": data_len, "repeats": repeats,
+           "neg_inf": neg_inf, "n_states": n_states, "classes": classes}
+    if keep_alphas:
+        tab["alphas"] = ctx.make("Concat", [ctx.make("Unsqueeze", [alpha0, ctx.ints([0], "a")]),
+                                            looped[4]], axis=0)
+    return tab
 
 
 def _onnx_ctc_finish(ctx: LoweringContext, alpha: str, lab_len: str, repeats: str, data_len: str,

@@ -29,8 +29,10 @@ the gradient is the loss's own derivative times ``grad_scale``:
   MXNet's warp-ctc gives).
 
 Their inputs differ from MXNet's (whose backward nodes read the forward node): each takes the
-forward values it needs. The label inputs get no gradient. ONNX: every kernel but CTC's lowers
-(one-hot over the label by ``Equal``; CTC's ``no_onnx`` says why).
+forward values it needs. The label inputs get no gradient. ONNX: every kernel lowers (one-hot
+over the label by ``Equal``; CTC's as two ONNX Loops, the forward one of the CTCLoss lowering
+keeping every step, a backward one over reversed time, and the posterior scattered onto the
+classes by a MatMul with the one-hot of the extended labels).
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core.attr_fields import Bool, Enum, Float
-from ..lowering import LoweringContext, lowering
+from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..lowering.math import onnx_input_as, onnx_work_dtype
 from ..registry import OpDef, register
 from .dense import work_dtype
-from .output import ctc_tables
+from .output import ctc_tables, onnx_ctc_forward
 
 __all__: list[str] = []
 
@@ -381,18 +383,19 @@ def _ctc_backward(p, og: np.ndarray, data: np.ndarray, label: np.ndarray, *rest:
             step = np.full((n, s_max), neg)
         beta[t] = np.where(last, np.where(ends, emit[t], neg), step)
     live = (np.arange(t_max)[:, None] < data_len[None, :])  # (T, N)
-    # p(label) = sum_s alpha_t(s) beta_t(s) / y_t(s) at any live t; t = 0 here
-    loglike = (np.logaddexp.reduce(alpha[0] + beta[0] - emit[0], axis=1) if t_max
-               else np.zeros(n))
-    post = alpha + beta - emit - loglike[None, :, None]  # log posterior of each state
-    classes = data.shape[2]
-    occ = np.full((t_max, n, classes), neg)
-    ext = np.broadcast_to(tab["ext"], (t_max, n, s_max))
-    for s in range(s_max):  # scatter-logaddexp the states onto their classes
-        idx = ext[:, :, s:s + 1]
-        cur = np.take_along_axis(occ, idx, axis=2)
-        np.put_along_axis(occ, idx, np.logaddexp(cur, post[:, :, s:s + 1]), axis=2)
-    with np.errstate(over="ignore", invalid="ignore"):
+    # p(label) = sum_s alpha_t(s) beta_t(s) / y_t(s) at any live t; t = 0 here. Samples with
+    # no alignment give -inf - -inf = NaN below; they are zeroed by ``feasible``.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        loglike = (np.logaddexp.reduce(alpha[0] + beta[0] - emit[0], axis=1) if t_max
+                   else np.zeros(n))
+        post = alpha + beta - emit - loglike[None, :, None]  # log posterior of each state
+        classes = data.shape[2]
+        occ = np.full((t_max, n, classes), neg)
+        ext = np.broadcast_to(tab["ext"], (t_max, n, s_max))
+        for s in range(s_max):  # scatter-logaddexp the states onto their classes
+            idx = ext[:, :, s:s + 1]
+            cur = np.take_along_axis(occ, idx, axis=2)
+            np.put_along_axis(occ, idx, np.logaddexp(cur, post[:, :, s:s + 1]), axis=2)
         grad = np.exp(logp) - np.exp(occ)
     feasible = ~((lab_len + tab["repeats"] > data_len) | (data_len == 0))
     keep = live[:, :, None] & feasible[None, :, None]
@@ -416,7 +419,116 @@ _reads_label(register(OpDef(
     inputs=_ctc_grad_inputs, compute=_ctc_backward,
     infer_shape=lambda p, s: (list(s), [s[1]]), infer_type=lambda p, t: (list(t), [t[1]]),
     no_gradient=_NO_GRAD,
-    no_onnx="the CTC forward-backward recursion (two time loops and a scatter over classes); "
-            "its backward graph runs on the numpy executor",
     doc="CTCLoss's gradient w.r.t. its activations (softmax minus the label posterior), "
         "scaled per sample by the head gradient.")))
+
+
+def _const(ctx: LoweringContext, value) -> str:
+    """A Constant node (a Loop body holds its own constants)."""
+    from onnx import numpy_helper
+
+    return ctx.make("Constant", [], value=numpy_helper.from_array(np.asarray(value)))
+
+
+def _onnx_ctc_beta_body(ctx: LoweringContext, n_states: int):
+    """One step of the backward recursion at ``t = steps - 1 - iter``: each sample starts at
+    its last step (``data_len - 1``) from its end states, and is ``-inf`` after it."""
+    from onnx import TensorProto, helper
+
+    outer, ctx.nodes = ctx.nodes, []
+    names = [ctx.fresh(h) for h in ("iter", "cond", "beta_in", "emit", "skip_next", "data_len",
+                                    "ends", "steps")]
+    i, cond, beta, emit, skip_next, data_len, ends, steps = names
+    neg_inf, zero = _const(ctx, np.float32(-np.inf)), _const(ctx, np.float32(0))
+    one_i = _const(ctx, np.int64(1))
+    t = ctx.make("Sub", [ctx.make("Sub", [steps, one_i]), i])
+    axis1 = _const(ctx, np.array([1], np.int64))
+
+    def shifted(k: int) -> str:
+        pads = _const(ctx, np.array([0, 0, 0, k], np.int64))
+        padded = ctx.make("Pad", [beta, pads, neg_inf])
+        return ctx.make("Slice", [padded, _const(ctx, np.array([k], np.int64)),
+                                  _const(ctx, np.array([n_states + k], np.int64)), axis1])
+
+    emit_t = ctx.make("Gather", [emit, t], axis=0)
+    terms = [beta, shifted(1), ctx.make("Where", [skip_next, shifted(2), neg_inf])]
+    m = ctx.make("Max", terms)
+    m = ctx.make("Where", [ctx.make("Equal", [m, neg_inf]), zero, m])
+    lse = ctx.make("Add", [ctx.make("Log", [ctx.make("Sum", [
+        ctx.make("Exp", [ctx.make("Sub", [x, m])]) for x in terms])]), m])
+    step = ctx.make("Add", [lse, emit_t])
+    last_t = ctx.make("Sub", [data_len, one_i])
+    at_last = ctx.make("Unsqueeze", [ctx.make("Equal", [t, last_t]), axis1])
+    before = ctx.make("Unsqueeze", [ctx.make("Less", [t, last_t]), axis1])
+    new = ctx.make("Where", [at_last, ctx.make("Where", [ends, emit_t, neg_inf]),
+                             ctx.make("Where", [before, step, neg_inf])])
+    outs = [ctx.make("Identity", [cond]), new]
+    outs += [ctx.make("Identity", [x]) for x in (emit, skip_next, data_len, ends, steps)]
+    outs.append(ctx.make("Identity", [new]))
+    nodes, ctx.nodes = ctx.nodes, outer
+    kinds = [(TensorProto.INT64, []), (TensorProto.BOOL, []),
+             (TensorProto.FLOAT, [None, n_states]), (TensorProto.FLOAT, [None, None, n_states]),
+             (TensorProto.BOOL, [None, n_states]), (TensorProto.INT64, None),
+             (TensorProto.BOOL, [None, n_states]), (TensorProto.INT64, [])]
+    info = helper.make_tensor_value_info
+    return helper.make_graph(nodes, ctx.fresh("ctc_back_step"),
+                             [info(n, *k) for n, k in zip(names, kinds)],
+                             [info(n, *k) for n, k in zip(outs, kinds[1:] + [kinds[2]])])
+
+
+def _ctc_grad_onnx(ctx: LoweringContext) -> None:
+    """Alphas from the CTCLoss lowering's Loop (every step kept), betas from a Loop over
+    reversed time, the state posteriors scattered onto the classes, as :func:`_ctc_backward`."""
+    p = ctx.params
+    tab = onnx_ctc_forward(ctx, base=1, keep_alphas=True)
+    n_states, classes, neg_inf = tab["n_states"], tab["classes"], tab["neg_inf"]
+    lab_len, data_len, steps = tab["lab_len"], tab["data_len"], tab["steps"]
+    states = ctx.ints(np.arange(n_states), "states")
+    two_l = ctx.make("Unsqueeze", [ctx.make("Mul", [lab_len, ctx.const(np.int64(2), "two")]),
+                                   ctx.ints([1], "a")])
+    has_label = ctx.make("Unsqueeze", [ctx.make("Greater", [lab_len, ctx.const(
+        np.int64(0), "zero")]), ctx.ints([1], "a")])
+    ends = ctx.make("Or", [ctx.make("Equal", [states, two_l]), ctx.make("And", [
+        ctx.make("Equal", [states, ctx.make("Sub", [two_l, ctx.const(np.int64(1), "one")])]),
+        has_label])])
+    skip_i = ctx.make("Pad", [ctx.cast_to(tab["skip"], np.int32), ctx.ints([0, 0, 0, 2],
+                                                                          "pads")])
+    skip_next = ctx.cast_to(ctx.make("Slice", [skip_i, ctx.ints([2], "s"),
+                                               ctx.ints([n_states + 2], "e"),
+                                               ctx.ints([1], "a")]), np.bool_)
+    beta0 = ctx.make("Expand", [neg_inf, ctx.make("Shape", [tab["skip"]])])
+    looped = ctx.make("Loop", [steps, "", beta0, tab["emit"], skip_next, data_len, ends, steps],
+                      outputs=7, body=_onnx_ctc_beta_body(ctx, n_states))
+    betas = ctx.make("Slice", [looped[6], ctx.ints([-1], "s"), ctx.ints([-(2 ** 62)], "e"),
+                               ctx.ints([0], "a"), ctx.ints([-1], "st")])
+    zero_f = ctx.const(np.float32(0), "zero_f")
+    joint = ctx.make("Sub", [ctx.make("Add", [tab["alphas"], betas]), tab["emit"]])
+    first = ctx.make("Gather", [joint, ctx.const(np.int64(0), "t0")], axis=0)  # (N, S)
+    m = onnx_reduce(ctx, "ReduceMax", first, [1])
+    m = ctx.make("Where", [ctx.make("Equal", [m, neg_inf]), zero_f, m])
+    loglike = ctx.make("Add", [ctx.make("Log", [ctx.make("ReduceSum", [
+        ctx.make("Exp", [ctx.make("Sub", [first, m])]), ctx.ints([1], "a")], keepdims=1)]), m])
+    gamma = ctx.make("Exp", [ctx.make("Sub", [joint, loglike])])  # (T, N, S)
+    onehot = ctx.cast_to(ctx.make("Equal", [ctx.make("Unsqueeze", [tab["ext"], ctx.ints(
+        [2], "a")]), ctx.ints(np.arange(classes), "classes")]), np.float32)  # (N, S, C)
+    occ = ctx.make("Squeeze", [ctx.make("MatMul", [ctx.make("Unsqueeze", [
+        gamma, ctx.ints([2], "a")]), onehot]), ctx.ints([2], "a")])  # (T, N, C)
+    grad = ctx.make("Sub", [ctx.make("Exp", [tab["logp"]]), occ])
+    times = ctx.make("Unsqueeze", [ctx.make("Range", [ctx.const(np.int64(0), "zero_i"), steps,
+                                                      ctx.const(np.int64(1), "one")]),
+                                   ctx.ints([1], "a")])  # (T, 1)
+    keep = ctx.make("Less", [times, ctx.make("Unsqueeze", [data_len, ctx.ints([0], "a")])])
+    feasible = ctx.make("Not", [ctx.make("Or", [
+        ctx.make("Greater", [ctx.make("Add", [lab_len, tab["repeats"]]), data_len]),
+        ctx.make("Equal", [data_len, ctx.const(np.int64(0), "zero")])])])
+    keep = ctx.make("And", [keep, ctx.make("Unsqueeze", [feasible, ctx.ints([0], "a")])])
+    if p.use_data_lengths:  # MXNet's SequenceMask: lengths truncated (Cast truncates)
+        cut = ctx.cast_to(ctx.inputs[3], np.int64)
+        keep = ctx.make("And", [keep, ctx.make("Less", [times, ctx.make(
+            "Unsqueeze", [cut, ctx.ints([0], "a")])])])
+    grad = ctx.make("Where", [ctx.make("Unsqueeze", [keep, ctx.ints([2], "a")]), grad, zero_f])
+    og = ctx.make("Unsqueeze", [ctx.inputs[0], ctx.ints([0, 2], "a")])
+    ctx.make("Mul", [grad, og], outputs=[ctx.outputs[0]])
+
+
+lowering("_backward_ctc_loss")(_ctc_grad_onnx)
