@@ -13,6 +13,9 @@ rewrites its ops into tensor ops the importer maps onto MXNet ops:
 * ``SplitToSequence``: ``Split`` (pieces of one size, or the given sizes; ``Squeeze`` of unit
   pieces with ``keepdims=0``), which needs the split axis's static size.
 
+Optionals holding a tensor are resolved first where their presence is known while importing
+(:func:`_optional_tensors`).
+
 A position that is a graph input raises :class:`UnsupportedOpError` naming it in
 ``needs_const`` (the backend then imports once per value). A graph whose sequences reach a
 graph output, a subgraph or any other op is left as it is (the importer names the sequence
@@ -201,9 +204,60 @@ def _static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def _optional_tensors(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Optionals that hold a tensor as graph inputs become that tensor, which the caller must
+    then feed (reading the element of an empty optional is an error in ONNX too), unless the
+    graph asks whether it is there (``OptionalHasElement`` of a graph input: known only at
+    run time, the model is left alone). ``OptionalHasElement`` of a tensor is ``true``, of
+    nothing ``false``; ``OptionalGetElement`` of a tensor is ``Identity``. Optionals of
+    sequences and the ``Optional`` op (an empty optional flowing on) are left alone."""
+    g = model.graph
+    if not any(n.op_type in ("OptionalHasElement", "OptionalGetElement") for n in g.node):
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    g = out.graph
+    tensors = {i.name for i in g.input if i.type.HasField("tensor_type")} | {
+        t.name for t in g.initializer} | {o for n in g.node for o in n.output
+                                          if n.op_type != "Optional"}
+    optional_inputs = set()
+    for vi in g.input:
+        if vi.type.HasField("optional_type") and \
+                vi.type.optional_type.elem_type.HasField("tensor_type"):
+            inner = onnx.TypeProto()
+            inner.CopyFrom(vi.type.optional_type.elem_type)
+            vi.type.CopyFrom(inner)
+            optional_inputs.add(vi.name)
+    nodes = []
+    for n in g.node:
+        src = n.input[0] if n.input else ""
+        if n.op_type == "OptionalHasElement" and src in optional_inputs:
+            return model  # whether the caller feeds it is known only at run time
+        if n.op_type == "OptionalHasElement" and (not src or src in tensors):
+            nodes.append(helper.make_node("Constant", [], list(n.output), name=n.name,
+                                          value=numpy_helper.from_array(
+                                              np.array(bool(src)), n.output[0])))
+        elif n.op_type == "OptionalGetElement" and (src in tensors or src in optional_inputs) \
+                and src not in _seq_names(g):
+            nodes.append(helper.make_node("Identity", [src], list(n.output), name=n.name))
+        else:
+            nodes.append(n)
+    del g.node[:]
+    g.node.extend(nodes)
+    return out
+
+
+def _seq_names(g: onnx.GraphProto) -> set[str]:
+    return {i.name for i in g.input if i.type.HasField("sequence_type")} | {
+        o for n in g.node if n.op_type in _SEQ_OPS and n.op_type not in (
+            "SequenceAt", "SequenceLength", "ConcatFromSequence") for o in n.output}
+
+
 def expand_sequences(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with its sequence ops expanded into tensor ops (a new model), or ``model``
-    itself when it has none or they cannot all be expanded (see the module docstring)."""
+    itself when it has none or they cannot all be expanded (see the module docstring);
+    optionals holding tensors are resolved first (:func:`_optional_tensors`)."""
+    model = _optional_tensors(model)
     g = model.graph
     if not any(n.op_type in _SEQ_OPS for n in g.node):
         return model

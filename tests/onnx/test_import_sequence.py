@@ -84,3 +84,30 @@ def test_a_sequence_output_is_refused():
     model = make_model(nodes, [vi(k, F, [2, 3]) for k in "ab"], seq, opset=18)
     with pytest.raises(UnsupportedOpError, match="sequence"):
         import_graph(model)
+
+
+def _optional_input(name):
+    return helper.make_value_info(name, helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(F, [2, 3])))
+
+
+def test_optionals_holding_tensors():
+    """OptionalGetElement of a tensor and of an optional graph input (fed) is the tensor;
+    OptionalHasElement of nothing is false, of a tensor true; onnxruntime agrees."""
+    n = helper.make_node
+    nodes = [n("OptionalGetElement", ["a"], ["ga"]), n("OptionalGetElement", ["o"], ["go"]),
+             n("Add", ["ga", "go"], ["y"]), n("OptionalHasElement", [], ["none"]),
+             n("OptionalHasElement", ["y"], ["some"])]
+    model = make_model(nodes, [vi("a", F, [2, 3]), _optional_input("o")],
+                       [vi("y", F, [2, 3]), vi("none", TensorProto.BOOL, []),
+                        vi("some", TensorProto.BOOL, [])], opset=18)
+    feeds = {"a": _feeds("a")["a"], "o": _feeds("o")["o"] + 1}
+    _check(model, feeds, every_output=True)
+
+
+def test_presence_of_an_optional_graph_input_is_refused():
+    """Whether the caller feeds an optional input is known only at run time: no constant."""
+    nodes = [helper.make_node("OptionalHasElement", ["o"], ["y"])]
+    model = make_model(nodes, [_optional_input("o")], vi("y", TensorProto.BOOL, []), opset=18)
+    with pytest.raises(UnsupportedOpError, match="OptionalHasElement"):
+        import_graph(model)
