@@ -129,3 +129,7 @@ from ._optimizer_contrib import optimizer_wrappers  # noqa: E402
 
 for _name, _fn in optimizer_wrappers(invoke, NDArray, full).items():  # nd.contrib.adamw_update
     setattr(sys.modules[__name__].contrib, _name, _fn)
+from . import _control  # noqa: E402
+
+for _name in _control.__all__:  # nd.contrib.foreach/while_loop/cond: Python loops
+    setattr(sys.modules[__name__].contrib, _name, getattr(_control, _name))

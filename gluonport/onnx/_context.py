@@ -70,6 +70,8 @@ class ExportContext:
         self.producers: list = []  # the MXNet node behind each input
         # provenance key (MXNet node name, '#k' on a repeat) -> record (see record_provenance)
         self.provenance: dict[str, dict[str, Any]] = {}
+        # export_body(ctx, symbol, ...) for control-flow subgraphs (set by export.py)
+        self.body_exporter: Any = None
         self._counter = 0
 
     # --- emitting ---------------------------------------------------------------------------
@@ -146,6 +148,15 @@ class ExportContext:
     def cast_to(self, tensor: str, dtype: Any) -> str:
         """``Cast`` ``tensor`` to ``dtype`` (numpy dtype or name)."""
         return self.make("Cast", [tensor], to=dtypes.onnx_of(dtype))
+
+    def body(self, symbol: Any, formal: list[int], outer: dict[int, str], shapes: list,
+             dtypes: list, dynamic: list | None = None) -> Any:
+        """A subgraph Symbol as an ONNX ``GraphProto`` (Scan/Loop/If bodies): its inputs
+        ``formal`` (indices into ``list_inputs()``, in that order) are body inputs, those in
+        ``outer`` read the named outer tensors; see ``onnx/_export_body.py``."""
+        if self.body_exporter is None:
+            raise self.fail("subgraphs are exported only by gluonport.onnx.export_model")
+        return self.body_exporter(self, symbol, formal, outer, shapes, dtypes, dynamic)
 
     def fail(self, message: str) -> ConversionError:
         """A ConversionError naming the current node."""

@@ -7,6 +7,7 @@ written to a temp file and renamed, so a failed export leaves no half-written fi
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from ..symbol import load as sym_load
 from ..symbol._graph import Node, label_inputs, op_listing, topo_order
 from ..symbol._infer import infer_shapes, infer_types
 from ._context import ExportContext, Namer
+from ._export_body import export_body, node_reads
 from ._stream import remove_data_files, write_model
 from .opset import check_opset, ir_version_for
 
@@ -318,6 +320,7 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
     namer = Namer()
     tnames = _tensor_names(g.order, namer)
     ctx = ExportContext(opset, namer)
+    ctx.body_exporter = functools.partial(export_body, export_symbol)  # control-flow bodies
     ctx.param_values = {tnames[(id(n), 0)]: pvals[n.name] for n in g.order
                         if n.op is None and n.name in pvals}
     ctx.consumed = {tnames[(id(s), i)] for n in g.order if n.op is not None
@@ -334,7 +337,7 @@ def _build(sym: Symbol, params: Any, in_shapes: Any, in_types: Any, opset_versio
             failed.append(({tnames[(id(node), i)] for i in range(node.num_outputs())}, exc))
     outputs = [tnames[(id(n), i)] for n, i in sym._outputs]
     ctx.nodes = _live_nodes(ctx.nodes, set(outputs))
-    used = {i for n in ctx.nodes for i in n.input}
+    used = {i for n in ctx.nodes for i in node_reads(n)}
     for names, exc in failed:
         if names & (used | set(outputs)):
             raise exc
@@ -414,7 +417,7 @@ def _live_nodes(nodes: list, outputs: set[str]) -> list:
     for node in reversed(nodes):
         if any(o in live for o in node.output if o):
             kept.append(node)
-            live.update(node.input)
+            live.update(node_reads(node))  # subgraphs read outer tensors too
     return kept[::-1]
 
 

@@ -65,3 +65,7 @@ def _hinted(name: str, args: tuple, kwargs: dict) -> Symbol:
 
 install_symbol(globals(), _hinted, Symbol)  # sym.maximum, sym.pow, sym.eye, ...
 populate(sys.modules[__name__], _make_function)
+from . import _control  # noqa: E402
+
+for _name in _control.__all__:  # sym.contrib.foreach/while_loop/cond: _foreach/... nodes
+    setattr(sys.modules[__name__].contrib, _name, getattr(_control, _name))

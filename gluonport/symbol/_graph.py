@@ -52,9 +52,15 @@ class Node:
 
     @property
     def params(self) -> Params:
-        """Parsed attributes (cached; files are parsed leniently: unknown keys warn)."""
+        """Parsed attributes (cached; files are parsed leniently: unknown keys warn); a node
+        with subgraphs also has them under ``subgraphs`` (``symbol/_subgraph.py``)."""
         if self._params is None:
-            self._params = self.op.parse(self.attrs, node=self.name, strict=False)
+            params = self.op.parse(self.attrs, node=self.name, strict=False)
+            if self.subgraphs:  # control-flow ops: their bodies travel in the params
+                from ._subgraph import with_subgraphs
+
+                params = with_subgraphs(params, self.subgraphs)
+            self._params = params
         return self._params
 
     def invalidate(self) -> None:

@@ -46,6 +46,8 @@ def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
         entry["inputs"] = ins
         if node.control_deps:
             entry["control_deps"] = [index[id(c)] for c in node.control_deps]
+        if node.subgraphs:  # MXNet writes a subgraph without the top level's "attrs"
+            entry["subgraphs"] = [_subgraph_dict(sub, remove_amp_cast) for sub in node.subgraphs]
         nodes.append(entry)
     row_ptr = [0]
     for node in order:
@@ -57,6 +59,12 @@ def symbol_to_graph(sym: Any, remove_amp_cast: bool = True) -> dict[str, Any]:
         "heads": [[index[id(n)], i, 0] for n, i in outputs],
         "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
     }
+
+
+def _subgraph_dict(sub: Any, remove_amp_cast: bool) -> dict[str, Any]:
+    graph = symbol_to_graph(sub, remove_amp_cast)
+    del graph["attrs"]
+    return graph
 
 
 def _is_amp(node: Node) -> bool:
@@ -112,7 +120,8 @@ def graph_to_symbol(graph: Mapping[str, Any], path: str | None = None) -> Any:
         # carry 2 on BatchNorm's moving statistics, traced twice).
         node.in_versions = [e[2] if len(e) > 2 else 0 for e in raw.get("inputs", [])]
         node.control_deps = [built[c] for c in raw.get("control_deps", [])]
-        node.subgraphs = list(raw.get("subgraphs", []))
+        # control-flow bodies (_foreach, _while_loop, _cond): Symbols of their own
+        node.subgraphs = [graph_to_symbol(sub, path) for sub in raw.get("subgraphs", [])]
         check_arity(k, node, path)
         for j, e in enumerate(raw.get("inputs", [])):
             check_entry(f"{describe(k, node)} input {j}", e[0], built[e[0]], e[1], path)

@@ -32,7 +32,7 @@ def test_protocol_members_are_the_documented_set():
     expected = {"opset", "node", "params", "inputs", "outputs", "in_shapes", "in_dtypes",
                 "in_dynamic", "out_shapes", "out_dtypes", "out_dynamic", "producers", "nodes",
                 "initializers", "param_values", "make", "const", "ints", "fresh", "param",
-                "is_zeros", "cast_to", "fail", "shape", "dtype", "wants", "is_dynamic"}
+                "is_zeros", "cast_to", "fail", "shape", "dtype", "wants", "is_dynamic", "body"}
     assert _members() == expected
 
 

@@ -90,6 +90,12 @@ class LoweringContext(Protocol):
     def cast_to(self, tensor: str, dtype: Any) -> str:
         """``Cast`` ``tensor`` to ``dtype``."""
 
+    def body(self, symbol: Any, formal: list[int], outer: dict[int, str], shapes: list,
+             dtypes: list, dynamic: list | None = None) -> Any:
+        """A subgraph Symbol (a control-flow op's body) as an ONNX ``GraphProto``: inputs
+        ``formal`` (indices into its ``list_inputs()``) become body inputs in that order,
+        inputs in ``outer`` read those outer tensors; outputs in the Symbol's order."""
+
     def fail(self, message: str) -> ConversionError:
         """A ConversionError naming the node (``raise ctx.fail(...)``)."""
 

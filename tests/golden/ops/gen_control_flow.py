@@ -1,0 +1,115 @@
+"""Generate MXNet 1.9.1 goldens for the control-flow operators ``_foreach``, ``_while_loop``
+and ``_cond`` (tests/ops/test_control_flow.py).
+
+Run with the oracle's Python (never by the test suite):
+
+    ~/.cache/gluonport-oracle/bin/python tests/golden/ops/gen_control_flow.py
+
+For each case it builds the graph with ``mx.sym.contrib.foreach/while_loop/cond``, writes
+``control_flow/<case>-symbol.json`` exactly as MXNet's ``Symbol.save`` writes it (the subgraphs
+in each node's ``subgraphs`` list), runs it through ``simple_bind``/``forward`` on seeded inputs,
+and runs the same computation through ``mx.nd.contrib.*`` (MXNet's Python loops). Inputs and
+both outputs go to ``control_flow/outputs.npz`` as ``<case>:in:<name>``,
+``<case>:sym:<k>`` and ``<case>:nd:<k>``. Deterministic: re-running gives the same files.
+"""
+import os
+
+import mxnet as mx
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "control_flow")
+
+
+def rnn_foreach(F, data, h, w, u):
+    """An RNN cell over the first axis: h' = tanh(x w^T + h u^T); outputs h' and h' * 2."""
+    def body(x, states):
+        hh = states[0]
+        nh = F.tanh(F.dot(x, w, transpose_b=True) + F.dot(hh, u, transpose_b=True))
+        return [nh, nh * 2], [nh]
+    return F.contrib.foreach(body, data, [h])
+
+
+def sum_foreach(F, data, s):
+    """Running sum over the first axis, a single (non-list) output and state."""
+    def body(x, state):
+        new = state + x
+        return new, new
+    return F.contrib.foreach(body, data, s)
+
+
+def count_while(F, i, acc, limit):
+    """Counting loop: while i < limit: acc += i; i += 1 (step outputs: i * acc)."""
+    def cond(i, acc):
+        return i < limit
+
+    def func(i, acc):
+        return [i * acc], [i + 1, acc + i]
+    return F.contrib.while_loop(cond, func, [i, acc], max_iterations=8)
+
+
+def cond_reduce(F, x, y):
+    """A cond on a reduced value: sum(x) > 0 ? x * y : x - y (two outputs each)."""
+    def then_f():
+        return [x * y, x + 1]
+
+    def else_f():
+        return [x - y, x - 1]
+    return F.contrib.cond(F.sum(x) > 0, then_f, else_f)
+
+
+CASES = {
+    # name: (function, {input: shape}, input value transform)
+    "foreach_rnn": (rnn_foreach, {"data": (5, 2, 3), "h": (2, 4), "w": (4, 3), "u": (4, 4)}),
+    "foreach_sum": (sum_foreach, {"data": (4, 3), "s": (3,)}),
+    "while_count": (count_while, {"i": (1,), "acc": (1,), "limit": (1,)}),
+    "cond_pos": (cond_reduce, {"x": (2, 3), "y": (2, 3)}),
+    "cond_neg": (cond_reduce, {"x": (2, 3), "y": (2, 3)}),
+}
+
+
+def inputs_for(name, shapes, rng):
+    vals = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    if name == "while_count":
+        vals = {"i": np.array([0], np.float32), "acc": np.array([1], np.float32),
+                "limit": np.array([5], np.float32)}
+    if name == "cond_pos":
+        vals["x"] = np.abs(vals["x"])
+    if name == "cond_neg":
+        vals["x"] = -np.abs(vals["x"])
+    return vals
+
+
+def flat(out):
+    res = []
+    for o in (out if isinstance(out, (list, tuple)) else [out]):
+        res.extend(flat(o) if isinstance(o, (list, tuple)) else [o])
+    return res
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    arrays = {}
+    for k, (name, (fn, shapes)) in enumerate(sorted(CASES.items())):
+        rng = np.random.default_rng(100 + k)
+        vals = inputs_for(name, shapes, rng)
+        names = list(shapes)
+        syms = [mx.sym.var(n) for n in names]
+        outs = flat(fn(mx.sym, *syms))
+        group = mx.sym.Group(outs)
+        group.save(os.path.join(OUT, f"{name}-symbol.json"))
+        ex = group.bind(mx.cpu(), {n: mx.nd.array(vals[n]) for n in names}, grad_req="null")
+        got = ex.forward(is_train=False)
+        nd_outs = flat(fn(mx.nd, *[mx.nd.array(vals[n]) for n in names]))
+        for n in names:
+            arrays[f"{name}:in:{n}"] = vals[n]
+        for j, o in enumerate(got):
+            arrays[f"{name}:sym:{j}"] = o.asnumpy()
+        for j, o in enumerate(nd_outs):
+            arrays[f"{name}:nd:{j}"] = o.asnumpy()
+        print(name, [o.shape for o in got], [o.shape for o in nd_outs])
+    np.savez_compressed(os.path.join(OUT, "outputs.npz"), **arrays)
+
+
+if __name__ == "__main__":
+    main()
