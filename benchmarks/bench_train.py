@@ -23,7 +23,9 @@ OpenBLAS and gluonport's onnxruntime training sessions (intra-op pool of OMP_NUM
 spinning) all use that many. On a machine whose cores other processes keep busy use
 ``--threads 1``: a second BLAS/OpenMP thread then waits for a core (small GEMMs took 50-110 ms
 instead of 0.5 ms with OpenBLAS at 2 threads and load 7 on 2 cores). Warm-up steps are
-excluded; the median of the timed steps is reported (and the minimum, in ``--json``).
+excluded; the median of the timed steps is reported, and the fastest step (less sensitive to
+other processes); ``--rounds R`` alternates the sides R times per configuration and pools the
+steps, so a change of the machine's load hits both sides.
 
 The compute floor is 3 x the forward multiply-adds (Convolution, FullyConnected and RNN nodes
 of the traced graph: forward, data gradient, weight gradient) x 2 flops at this machine's fp32
@@ -217,7 +219,7 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
         last = step()
         times.append((time.perf_counter() - t0) * 1e3)
     res.update(median_ms=float(np.median(times)), min_ms=float(min(times)), n=len(times),
-               last_loss=last, vm_hwm_mb=_vm_mb())
+               last_loss=last, vm_hwm_mb=_vm_mb(), times_ms=times)
     if side == "gluonport" and mode != "imperative":
         res["backend"] = "+".join(_backends(net)) + " / loss " + "+".join(_backends(loss_fn))
     return res
@@ -330,9 +332,11 @@ def _fmt(row: dict | None) -> str:
 
 
 def _ratio(a: dict | None, b: dict | None) -> str:
+    """Median ratio (and, in brackets, the ratio of the fastest steps: less sensitive to other
+    processes on the machine)."""
     if not a or not b or "na" in a or "na" in b:
         return "-"
-    return f"{a['median_ms'] / b['median_ms']:.2f}x"
+    return f"{a['median_ms'] / b['median_ms']:.2f}x ({a['min_ms'] / b['min_ms']:.2f}x)"
 
 
 def main() -> None:
@@ -346,17 +350,26 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=30.0,
                     help="seconds of timed steps per configuration (at least 3 steps)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run each configuration's children this many times, alternating "
+                         "sides, and pool their steps (--steps and --budget are split)")
     ap.add_argument("--loss", choices=("sce", "onehot"), default="sce",
                     help="sce: gluon.loss.SoftmaxCrossEntropyLoss; onehot: the same loss as "
                          "-sum(log_softmax * one_hot) (no pick)")
     ap.add_argument("--spin", action="store_true",
                     help="leave OMP_WAIT_POLICY unset (OpenMP threads spin after each region)")
     ap.add_argument("--json", default=None, help="write all results there")
+    ap.add_argument("--tables", default=None, metavar="JSON",
+                    help="print the tables of a run saved with --json, and exit")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--model", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--batch", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--mode", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.tables:
+        with open(args.tables) as f:
+            print_tables(json.load(f))
+        return
     if args.worker == "peak":
         print(json.dumps(gemm_peak()))
         return
@@ -384,44 +397,72 @@ def main() -> None:
     if not have_mx:
         print(f"MXNet oracle missing ({ORACLE}): MXNet columns are '-'")
     results = []
-    rows, floor_rows, mem_rows = [], [], []
+    rounds = max(1, args.rounds)
     for name in models:
         init_params(name)
         for batch in batches:
             got: dict = {}
-            for side in ("mxnet", "gluonport"):
-                if side == "mxnet" and not have_mx:
-                    continue
-                python = ORACLE if side == "mxnet" else sys.executable
-                for mode in MODES[side]:
-                    r = _child(python, ["--worker", side, "--model", name, "--batch", str(batch),
-                                        "--mode", mode, "--steps", str(steps), "--warmup",
-                                        str(warmup), "--budget", str(args.budget),
-                                        "--loss", args.loss], env,
-                               600 + args.budget)
-                    r.update(side=side, model=name, batch=batch, mode=mode)
-                    got[side, mode] = r
-                    results.append(r)
-                    print(_progress(r), flush=True)
-            mi, mh = got.get(("mxnet", "imperative")), got.get(("mxnet", "hybrid"))
-            gi, gn, go = (got.get(("gluonport", m)) for m in MODES["gluonport"])
-            label = f"{name} b{batch}"
-            rows.append([label, _fmt(mi), _fmt(mh), _fmt(gi), _fmt(gn), _fmt(go),
-                         _ratio(gi, mi), _ratio(gn, mh), _ratio(go, mh)])
-            macs = forward_macs(name, batch)
-            floor_ms = 3 * 2 * macs / (peak["peak"] * 1e9) * 1e3
-            pct = [("-" if not r or "na" in r else f"{100 * floor_ms / r['median_ms']:.1f}%")
-                   for r in (mi, mh, gi, gn, go)]
-            floor_rows.append([label, f"{macs / 1e6:.1f}", f"{floor_ms:.3f}", *pct])
-            mem_rows.append([label] + [_mem(r) for r in (mi, mh, gi, gn, go)]
-                            + [_mem_ratio(gi, mi), _mem_ratio(go, mh)])
+            for _ in range(rounds):  # the sides alternate, so load changes hit both
+                for side in ("mxnet", "gluonport"):
+                    if side == "mxnet" and not have_mx:
+                        continue
+                    python = ORACLE if side == "mxnet" else sys.executable
+                    for mode in MODES[side]:
+                        r = _child(python, ["--worker", side, "--model", name, "--batch",
+                                            str(batch), "--mode", mode, "--steps",
+                                            str(-(-steps // rounds)), "--warmup", str(warmup),
+                                            "--budget", str(args.budget / rounds),
+                                            "--loss", args.loss], env, 600 + args.budget)
+                        r.update(side=side, model=name, batch=batch, mode=mode)
+                        print(_progress(r), flush=True)
+                        got[side, mode] = _merge(got.get((side, mode)), r)
+            results.extend(got.values())
     load1 = os.getloadavg()
+    run = {"peak_gflops": peak, "threads": args.threads, "load_start": load0,
+           "load_end": load1, "results": results}
     print()
-    print(table(rows, ["model", "MXNet imp ms", "MXNet hyb ms", "gp imp ms", "gp hyb-numpy ms",
-                       "gp hyb-ort ms", "imp/MX imp (<=1.5)", "hyb-numpy/MX hyb",
+    print_tables(run)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(run, f, indent=1)
+
+
+def _merge(a: dict | None, b: dict) -> dict:
+    """One configuration's rounds pooled: all timed steps, the highest peak RSS."""
+    if a is None or "na" in a or "na" in b:
+        return b if a is None or "na" in b else a
+    times = a["times_ms"] + b["times_ms"]
+    return dict(a, times_ms=times, median_ms=float(np.median(times)), n=len(times),
+                min_ms=min(a["min_ms"], b["min_ms"]),
+                vm_hwm_mb=max(a["vm_hwm_mb"], b["vm_hwm_mb"]),
+                rss_before_mb=max(a["rss_before_mb"], b["rss_before_mb"]))
+
+
+def print_tables(run: dict) -> None:
+    """The step-time, compute-floor and memory tables of a run (``main`` or ``--tables``)."""
+    peak = run["peak_gflops"]["peak"]
+    got = {(r["side"], r["model"], r["batch"], r["mode"]): r for r in run["results"]}
+    configs = list(dict.fromkeys((r["model"], r["batch"]) for r in run["results"]))
+    rows, floor_rows, mem_rows = [], [], []
+    for name, batch in configs:
+        mi, mh = (got.get(("mxnet", name, batch, m)) for m in MODES["mxnet"])
+        gi, gn, go = (got.get(("gluonport", name, batch, m)) for m in MODES["gluonport"])
+        label = f"{name} b{batch}"
+        rows.append([label, _fmt(mi), _fmt(mh), _fmt(gi), _fmt(gn), _fmt(go),
+                     _ratio(gi, mi), _ratio(gn, mh), _ratio(go, mh)])
+        macs = forward_macs(name, batch)
+        floor_ms = 3 * 2 * macs / (peak * 1e9) * 1e3
+        pct = [("-" if not r or "na" in r else f"{100 * floor_ms / r['median_ms']:.1f}%")
+               for r in (mi, mh, gi, gn, go)]
+        floor_rows.append([label, f"{macs / 1e6:.1f}", f"{floor_ms:.3f}", *pct])
+        mem_rows.append([label] + [_mem(r) for r in (mi, mh, gi, gn, go)]
+                        + [_mem_ratio(gi, mi), _mem_ratio(go, mh)])
+    print("step ms: median of the timed steps; ratios: of the medians (of the fastest steps)")
+    print(table(rows, ["model", "MXNet imp", "MXNet hyb", "gp imp", "gp hyb-numpy",
+                       "gp hyb-ort", "imp/MX imp (<=1.5)", "hyb-numpy/MX hyb",
                        "hyb-ort/MX hyb (<=1.0)"]))
     print()
-    print(f"compute floor: 3 x forward MACs x 2 flops at {peak['peak']:.0f} GFLOP/s; "
+    print(f"compute floor: 3 x forward MACs x 2 flops at {peak:.0f} GFLOP/s; "
           "% = floor / step time")
     print(table(floor_rows, ["model", "fwd MMAC", "floor ms", "MX imp", "MX hyb", "gp imp",
                              "gp hyb-numpy", "gp hyb-ort"]))
@@ -430,17 +471,17 @@ def main() -> None:
           "growth over the RSS before the first step, i.e. the training step's own memory)")
     print(table(mem_rows, ["model", "MX imp", "MX hyb", "gp imp", "gp hyb-numpy", "gp hyb-ort",
                            "gp imp/MX imp", "gp hyb-ort/MX hyb (resnet18 <=1.5)"]))
-    print(f"\nload average at end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"peak_gflops": peak, "threads": args.threads, "load_start": load0,
-                       "load_end": load1, "results": results}, f, indent=1)
+    load0, load1 = run["load_start"], run["load_end"]
+    print(f"\nload average (1, 5, 15 min) at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+          f"at end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
 
 
 def _mem(r: dict | None) -> str:
     """Peak RSS (MB) and, in brackets, its growth over the RSS before the first step."""
     if not r or "vm_hwm_mb" not in r:
         return "-"
+    if "rss_before_mb" not in r:
+        return f"{r['vm_hwm_mb']:.0f}"
     return f"{r['vm_hwm_mb']:.0f} (+{r['vm_hwm_mb'] - r['rss_before_mb']:.0f})"
 
 
