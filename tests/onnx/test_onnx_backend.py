@@ -29,8 +29,8 @@ EXCLUDE: dict[str, list[str]] = {
     # BitCast between integers of one width: Cast -- gluonport/onnx/importers/bits.py)
     "BitCast between floats and integers: no MXNet op reinterprets a float's bits; to int16: "
     "MXNet's Cast has no int16": [r"^test_bitcast_.*float", r"^test_bitcast_uint16_to_int16"],
-    # (DFT: products with constant cosine/sine matrices; MelWeightMatrix: a constant)
-    "STFT: not mapped": [r"^test_stft"],
+    # (DFT: products with constant cosine/sine matrices; STFT: frames by take, then the same;
+    # MelWeightMatrix: a constant)
     "DFT inverse: the expected zeros carry the reference's float32 round trip (1.9e-7, over "
     "the 1e-7 atol) where the transform computed in float64 gives 3e-15": [
         r"^test_dft_inverse"],

@@ -1,5 +1,6 @@
 """Import handlers for ONNX signal ops: DFT as products with constant cosine/sine matrices
-(MXNet 1.x has no FFT on the CPU), MelWeightMatrix as a constant.
+(MXNet 1.x has no FFT on the CPU), STFT as framing (``take``) then the same products,
+MelWeightMatrix as a constant.
 
 DFT: with ``x = xr + i xi`` along the (static) signal axis of length ``N`` and
 ``L = dft_length`` (default ``N``; a shorter one truncates, a longer one zero-pads), the
@@ -112,3 +113,47 @@ def mel_weight_matrix(ctx: ImportContext, *inputs: Value, output_datatype: int =
     if any(np.asarray(v.const).size != 1 for v in inputs):
         raise ctx.fail("MelWeightMatrix's inputs must be scalars")
     return ReferenceEvaluator(node).run(None, feeds)[0]
+
+
+@importer("STFT", since=17)
+def stft(ctx: ImportContext, signal: Value, frame_step: Value, window: Value | None = None,
+         frame_length: Value | None = None, *, onesided: int = 1) -> object:
+    """Frames gathered with ``take`` (a constant ``(frames, frame_length)`` index table),
+    times the window, then the DFT of each frame as products with the constant cosine/sine
+    matrices (float64, as DFT here)."""
+    shape = signal.static_shape
+    if shape is None or len(shape) != 3 or shape[-1] not in (1, 2):
+        raise ctx.fail(f"STFT needs a static (batch, length, 1 or 2) signal, got {signal.shape}")
+    step = frame_step.ints()[0]
+    if frame_length is not None:
+        size = frame_length.ints()[0]
+    elif window is not None and window.static_shape is not None:
+        size = window.static_shape[0]
+    else:
+        size = shape[1]
+    if step < 1 or not 0 < size <= min(shape[1], _MAX_LENGTH):
+        raise ctx.fail(f"frame_step {step}, frame_length {size} on a signal of {shape[1]}")
+    frames = (shape[1] - size) // step + 1
+    index = np.arange(frames)[:, None] * step + np.arange(size)[None, :]
+    table = ctx.new_param(f"{ctx.node_name}_frames", index.astype(np.int64))
+    cos, sin = _matrices(size, size, onesided, np.float64)
+    c, s = ctx.new_param(f"{ctx.node_name}_cos", cos), ctx.new_param(f"{ctx.node_name}_sin", sin)
+    dtype = np.dtype(signal.dtype or np.float32)
+    win = None
+    if window is not None:
+        win = reshape(ctx, ctx.op("Cast", window.sym, dtype="float64"), (1, 1, size))
+
+    def part(i: int):  # (batch, frames, size) windowed frames of the real/imaginary part
+        p = reshape(ctx, ctx.op("slice_axis", signal.sym, axis=2, begin=i, end=i + 1),
+                    shape[:2])
+        p = ctx.op("take", ctx.op("Cast", p, dtype="float64"), table, axis=1)
+        return p if win is None else ctx.op("broadcast_mul", p, win)
+
+    xr = part(0)
+    yr, yi = ctx.op("dot", xr, c), ctx.op("negative", ctx.op("dot", xr, s))
+    if shape[-1] == 2:
+        xi = part(1)
+        yr = ctx.op("elemwise_add", yr, ctx.op("dot", xi, s))
+        yi = ctx.op("elemwise_add", yi, ctx.op("dot", xi, c))
+    y = ctx.op("stack", yr, yi, axis=3)
+    return y if dtype == np.float64 else ctx.op("Cast", y, dtype=dtype.name)
