@@ -43,12 +43,7 @@ CASES = [
     _case("lstm_2layer_unidir", "lstm", 2),
     _case("gru_3layer", "gru", 3),
     _case("lstm_no_state_outputs", "lstm", 2, True, state_outputs=False),
-    # MXNet 1.9.1 has no reference gradient here: with oneDNN its forward output differs from
-    # its own forward golden, and its native kernel's backward (MXNET_MKLDNN_ENABLED=0, which
-    # grad_rnn.npz holds for this row) gives all zeros; finite differences check the gradient
-    {**_case("gru_no_state_outputs", "gru", 1, True, state_outputs=False),
-     "no_grad_golden": "MXNet's native GRU backward without state outputs gives all zeros, "
-                       "its oneDNN forward differs from its own golden"},
+    _case("gru_no_state_outputs", "gru", 1, True, state_outputs=False),
     _case("gru_bidir_float64", "gru", 1, True, dtype="float64"),
     _case("lstm_bidir_float64", "lstm", 2, True, dtype="float64"),
     _case("lstm_dropout_ignored", "lstm", 2, p=0.5),
