@@ -40,9 +40,10 @@ class _Numpy:
         self.plan = GraphPlan(symbol, fuse=False)
         self.names = set(self.plan.var_slots)
 
-    def __call__(self, feed: Mapping[str, np.ndarray], training: bool) -> list[np.ndarray]:
+    def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
+                 monitor: Any = None) -> list[np.ndarray]:
         return self.plan.run({k: v for k, v in feed.items() if k in self.names},
-                             is_train=training)
+                             is_train=training, monitor=monitor)
 
 
 def _train_options() -> Any:
@@ -75,7 +76,8 @@ class _Ort:
         self.names = symbol.list_inputs()
         self.graph = OnnxGraph(symbol, self.names, lambda: (0, dict), ctx, _train_options())
 
-    def __call__(self, feed: Mapping[str, np.ndarray], training: bool) -> list[np.ndarray]:
+    def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
+                 monitor: Any = None) -> list[np.ndarray]:
         return self.graph([np.ascontiguousarray(feed[n]) for n in self.names])
 
 
@@ -121,10 +123,11 @@ class TrainGraphs:
         if graph_exports(bg.forward) and (bg.backward is None or graph_exports(bg.backward)):
             self.bg, self.updates, self.backend = bg, [n for n, _ in updates], "onnxruntime"
 
-    def forward(self, feed: Mapping[str, np.ndarray], training: bool
+    def forward(self, feed: Mapping[str, np.ndarray], training: bool, monitor: Any = None
                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
-        """(outputs, saved values); new auxiliary values are saved under the aux names."""
-        values = self._fwd(feed, training)
+        """(outputs, saved values); new auxiliary values are saved under the aux names.
+        ``monitor`` (an op hook; numpy backend) sees the forward graph's nodes."""
+        values = self._fwd(feed, training, monitor)
         n, k = self.bg.n_outputs, len(self.bg.saved)
         saved = dict(zip(self.bg.saved, values[n:n + k]))
         saved.update(("_aux:" + a, v) for a, v in zip(self.updates, values[n + k:]))

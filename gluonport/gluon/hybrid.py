@@ -116,11 +116,12 @@ class CachedGraph:
         node on the autograd tape runs the backward graph (``symbol/_backward.py``) when
         ``backward`` reaches it -- MXNet's CachedOp under ``autograd.record()``."""
         wrt = tuple(n for n, a in zip(self.names, arrays) if a is not None and a._ag is not None)
-        key = (wrt, ctx, training)
+        key = (wrt, ctx, training, self.monitor is not None)
         graphs = self._train_graphs.get(key)
         if graphs is None:
             try:
-                graphs = TrainGraphs(self.symbol, wrt, self.requested, ctx, training)
+                backend = "numpy" if self.monitor is not None else self.requested
+                graphs = TrainGraphs(self.symbol, wrt, backend, ctx, training)
             except GluonportError as exc:  # as MXNet: recording works, backward refuses
                 if ctx.device_type == "gpu":
                     raise
@@ -137,7 +138,13 @@ class CachedGraph:
             _tape.record_function(tracked, outs, refuse, "CachedOp")
             return outs
         feed = self._feed(data, ctx)
-        values, saved = graphs.forward(feed, training)
+        monitor = None
+        if self.monitor is not None:  # an op hook sees the forward graph's nodes, as MXNet's
+            from ._op_hook import make_monitor
+
+            monitor = make_monitor(self.monitor, self.monitor_all, training, feed,
+                                   lambda a: NDArray(a, ctx))
+        values, saved = graphs.forward(feed, training, monitor)
         outs = [NDArray(np.asarray(o), ctx) for o in values]
 
         def backward(ograds: list[NDArray]) -> list[NDArray | None]:
