@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ConversionError
 
-__all__ = ["export_body", "node_reads"]
+__all__ = ["export_body", "node_reads", "outer_reads"]
 
 
 def _graphs(node: Any) -> list:
@@ -33,13 +33,14 @@ def _graphs(node: Any) -> list:
     return out
 
 
-def _outer_reads(graph: Any) -> set[str]:
+def outer_reads(graph: Any) -> set[str]:
+    """The names ``graph`` (an ONNX GraphProto) reads from enclosing scopes."""
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
     reads: set[str] = set()
     for n in graph.node:
         reads.update(i for i in n.input if i and i not in defined)
         for g in _graphs(n):
-            reads.update(r for r in _outer_reads(g) if r not in defined)
+            reads.update(r for r in outer_reads(g) if r not in defined)
         defined.update(n.output)
     reads.update(o.name for o in graph.output if o.name not in defined)
     return reads
@@ -49,7 +50,7 @@ def node_reads(node: Any) -> set[str]:
     """The tensor names ``node`` reads: its inputs and what its subgraphs read from outside."""
     reads = {i for i in node.input if i}
     for g in _graphs(node):
-        reads |= _outer_reads(g)
+        reads |= outer_reads(g)
     return reads
 
 

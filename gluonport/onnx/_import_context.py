@@ -208,6 +208,11 @@ class ImportContext:
         self.needs_const: set[str] = set()
         self.symbolic: dict[str, list] = {}  # shape vectors with named dims (folding)
         self.dim_sources: dict[str, tuple[Symbol, int]] = {}  # named dim -> (graph input, axis)
+        # set by the importer, for control-flow bodies (_import_body.py): the Value of an
+        # enclosing-graph tensor by name, the model's opsets, and import_graph itself
+        self.lookup: Callable[[str], Value | None] | None = None
+        self.opsets: dict[str, int] = {}
+        self.graph_importer: Callable[..., Any] | None = None
 
     # --- per node ---------------------------------------------------------------------------
     def begin(self, node_name: str, op_type: str, opset: int, version: int,

@@ -183,6 +183,11 @@ class _Builder:
         self.failed: list[int] = []  # indices of the nodes behind self.problems
         self.index = -1  # the node being converted
         self.graph_outputs = [o.name for o in model.graph.output]
+        # for control-flow bodies (importers/control.py, _import_body.py): outer tensors by
+        # name, the model's opsets, and the importer itself
+        self.ctx.lookup = self.value
+        self.ctx.opsets = _opsets(model)
+        self.ctx.graph_importer = import_graph
 
     def _note_dims(self, name: str, s: Symbol) -> None:
         """Where each named dim ('N', or inference's 'unk__0') can be read at run time."""

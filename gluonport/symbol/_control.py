@@ -27,7 +27,7 @@ from ..ops import registry
 from ._graph import Node, topo_order
 from .symbol import Group, Symbol, invoke, var
 
-__all__ = ["foreach", "while_loop", "cond"]
+__all__ = ["foreach", "while_loop", "cond", "control_node"]
 
 _SUBGRAPH_ATTR = "__subgraph_name__"
 _subgraph_names: defaultdict[str, int] = defaultdict(int)
@@ -128,13 +128,23 @@ def _output_name(sym: Symbol) -> str:
     return node.output_names()[idx]
 
 
+def control_node(op_name: str, subgraphs: list[Symbol], inputs: list[Symbol],
+                 attrs: dict[str, Any], name: str | None = None) -> list[Symbol]:
+    """A ``_foreach``/``_while_loop``/``_cond`` node with these subgraphs, single-output
+    input Symbols and attributes (lists as MXNet's Python writes them, ``"[0, 2]"``); returns
+    one Symbol per output. For builders other than the front ends here (the ONNX importer)."""
+    node = _node(op_name, subgraphs, inputs, attrs, name)
+    return [Symbol([(node, i)]) for i in range(node.num_outputs())]
+
+
 def _node(op_name: str, subgraphs: list[Symbol], inputs: list[Symbol],
-          attrs: dict[str, Any]) -> Node:
+          attrs: dict[str, Any], name: str | None = None) -> Node:
     op = registry.get(op_name)
     entries = [_single(s, f"{op_name} input") for s in inputs]
     node_attrs = attribute.current().get(None)
-    node_attrs.update({k: to_attr_string(v) for k, v in attrs.items()})
-    node = Node(op, _name.current().get(None, op_name.lower()), node_attrs, entries)
+    node_attrs.update({k: _locs(v) if isinstance(v, (list, tuple)) else to_attr_string(v)
+                       for k, v in attrs.items()})
+    node = Node(op, _name.current().get(name, op_name.lower()), node_attrs, entries)
     node.in_versions = [src.var_version if src.op is None else 0 for src, _ in entries]
     node.subgraphs = list(subgraphs)
     return node

@@ -3,7 +3,7 @@
 Each subgraph becomes a body through ``ctx.body`` (the exporter converts it at the same opset
 and renames its tensors uniquely); subgraph inputs that are neither loop data nor states read
 the op's input tensors from the enclosing scope. A condition subgraph's output (MXNet reads its
-one element as a bool) is ``Reshape``'d to a scalar and ``Cast`` to bool.
+one element as a bool) is ``Squeeze``'d to a scalar and ``Cast`` to bool.
 
 * ``_foreach`` -> ``Scan``: initial states, then the data arrays (``num_scan_inputs``); the
   body declares states then data slices and returns new states then step outputs, so the
@@ -37,17 +37,14 @@ def _inline(ctx: LoweringContext, graph: Any) -> list[str]:
 
 
 def _bool_scalar(ctx: LoweringContext, tensor: str, nodes: list | None = None) -> str:
-    """MXNet's ``as_bool_scalar``: the one element, as a bool scalar."""
-    from onnx import TensorProto, helper, numpy_helper
+    """MXNet's ``as_bool_scalar``: the one element, as a bool scalar (``Squeeze`` of every
+    axis, then ``Cast``); into ``nodes`` for a body, else into the graph."""
+    from onnx import TensorProto, helper
 
     if nodes is None:
-        flat = ctx.make("Reshape", [tensor, ctx.ints([])])
-        return ctx.make("Cast", [flat], to=TensorProto.BOOL)
-    shape_name = ctx.fresh("scalar_shape")
+        return ctx.make("Cast", [ctx.make("Squeeze", [tensor])], to=TensorProto.BOOL)
     flat, out = ctx.fresh("cond_scalar"), ctx.fresh("cond_bool")
-    nodes.append(helper.make_node("Constant", [], [shape_name],
-                                  value=numpy_helper.from_array(np.zeros(0, np.int64))))
-    nodes.append(helper.make_node("Reshape", [tensor, shape_name], [flat]))
+    nodes.append(helper.make_node("Squeeze", [tensor], [flat]))
     nodes.append(helper.make_node("Cast", [flat], [out], to=TensorProto.BOOL))
     return out
 
