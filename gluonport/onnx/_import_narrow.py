@@ -19,8 +19,9 @@ before import, :func:`carry_narrow_types` rewrites its top-level graph --
 
 Ops computing on a narrow type (a bfloat16 Celu) compute on the carrier: once rounded at the
 model's outputs, not after every op. The backend (:mod:`gluonport.onnx.backend`) feeds narrow
-inputs as carriers and returns outputs in the model's declared types. Not carried: float8e8m0
-(exponent-only, with rounding modes) and tensors inside subgraphs.
+inputs as carriers and returns outputs in the model's declared types. float8e8m0 (powers of
+two only) is carried in float32 too, its casts rounding the exponent as onnx does
+(:func:`_round_e8m0`). Not carried: tensors inside subgraphs.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from ..errors import UnsupportedOpError
 
 __all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype"]
 
@@ -60,6 +63,7 @@ NARROW: dict[int, Narrow] = {
     TensorProto.FLOAT8E5M2: Narrow(TensorProto.FLOAT, 2, -14, 57344.0, "inf"),
     TensorProto.FLOAT8E5M2FNUZ: Narrow(TensorProto.FLOAT, 2, -15, 57344.0, "nan"),
     TensorProto.FLOAT4E2M1: Narrow(TensorProto.FLOAT, 1, 0, 6.0, "clip"),
+    TensorProto.FLOAT8E8M0: Narrow(TensorProto.FLOAT, 0, -127, 2.0 ** 127, "e8m0"),
     TensorProto.INT4: Narrow(TensorProto.INT8, bits=4),
     TensorProto.UINT4: Narrow(TensorProto.UINT8, bits=4, signed=False),
     TensorProto.INT2: Narrow(TensorProto.INT8, bits=2),
@@ -145,15 +149,8 @@ def _round_float(w: _Writer, x: str, spec: Narrow, saturate: bool, out: str) -> 
     # infinities to a finite value past every narrow type's overflow (NaN stays): 3.4e38, not
     # float32's max, which MXNet 1.9.1 reads back from the attribute string as infinity
     finite = w.op("Clip", [x, w.const(-_PAST), w.const(_PAST)])
-    mag = w.op("Abs", [finite])
-    e = w.op("Floor", [w.op("Div", [w.op("Log", [mag]), w.const(math.log(2.0))])])
+    e = w.op("Max", [_exponent(w, w.op("Abs", [finite])), w.const(float(spec.emin))])
     two = w.const(2.0)
-    p = w.op("Pow", [two, e])
-    lower = w.op("Cast", [w.op("Greater", [p, mag])], to=TensorProto.FLOAT)
-    upper = w.op("Cast", [w.op("LessOrEqual", [w.op("Mul", [p, two]), mag])],
-                 to=TensorProto.FLOAT)
-    e = w.op("Add", [w.op("Sub", [e, lower]), upper])
-    e = w.op("Max", [e, w.const(float(spec.emin))])
     q = w.op("Pow", [two, w.op("Sub", [e, w.const(float(spec.mantissa))])])
     y = w.op("Mul", [_round_half_even(w, w.op("Div", [finite, q])), q])
     if saturate or spec.overflow == "clip":
@@ -183,14 +180,68 @@ def _wrap_int(w: _Writer, x: str, src: int, spec: Narrow, out: str) -> None:
     w.op("Cast", [wrapped], out, to=spec.carrier)
 
 
+def _flag(w: _Writer, op: str, inputs: list[str]) -> str:
+    """A comparison as float 1/0 (MXNet's logic ops refuse bool operands)."""
+    return w.op("Cast", [w.op(op, inputs)], to=TensorProto.FLOAT)
+
+
+def _exponent(w: _Writer, mag: str) -> str:
+    """``floor(log2(mag))`` for finite ``mag >= 0`` (-inf at 0), fixed up by one where
+    float32's ``Log`` rounds across a power of two."""
+    two = w.const(2.0)
+    e = w.op("Floor", [w.op("Div", [w.op("Log", [mag]), w.const(math.log(2.0))])])
+    p = w.op("Pow", [two, e])
+    lower, upper = _flag(w, "Greater", [p, mag]), _flag(w, "LessOrEqual", [w.op("Mul", [p, two]),
+                                                                          mag])
+    return w.op("Add", [w.op("Sub", [e, lower]), upper])
+
+
+def _round_e8m0(w: _Writer, x: str, saturate: bool, mode: str, out: str) -> None:
+    """float32 ``x`` to float8e8m0 (``2^(f - 127)``, f in 0..254; 255 is NaN), as onnx's
+    ``to_float8e8m0`` works on float32's bits: the sign is dropped; the biased exponent f of
+    ``|x|`` (0 for zero and subnormals) goes up by one where the fraction asks for it --
+    ``up``: any fraction; ``nearest``: at least half (an exact half of a subnormal stays);
+    ``down``: never -- and stops at 254 with ``saturate`` (NaN past it without); NaN and
+    infinity give NaN."""
+    if mode not in ("up", "down", "nearest"):
+        raise UnsupportedOpError(f"Cast round_mode {mode!r} is not up, down or nearest")
+    mag = w.op("Clip", [w.op("Abs", [x]), w.const(0.0), w.const(_PAST)])
+    sub = _flag(w, "Less", [mag, w.const(2.0 ** -126)])  # exponent field 0
+    normal = w.op("Sub", [w.const(1.0), sub])
+    e = w.op("Max", [_exponent(w, mag), w.const(-126.0)])
+    base = w.op("Add", [w.op("Mul", [e, normal]), w.op("Mul", [w.const(-127.0), sub])])
+    frac = w.op("Div", [mag, w.op("Pow", [w.const(2.0), e])])  # in [1, 2) when normal
+    if mode == "down":
+        inc = None
+    elif mode == "up":
+        inc = w.op("Add", [w.op("Mul", [_flag(w, "Greater", [frac, w.const(1.0)]), normal]),
+                           w.op("Mul", [_flag(w, "Greater", [mag, w.const(0.0)]), sub])])
+    else:
+        inc = w.op("Add", [
+            w.op("Mul", [_flag(w, "GreaterOrEqual", [frac, w.const(1.5)]), normal]),
+            w.op("Mul", [_flag(w, "Greater", [mag, w.const(2.0 ** -127)]), sub])])
+    exp = base if inc is None else w.op("Add", [base, inc])
+    if saturate:
+        exp = w.op("Min", [exp, w.const(127.0)])
+    y = w.op("Pow", [w.const(2.0), exp])
+    bad = [_flag(w, "IsNaN", [x]), _flag(w, "IsInf", [x])]
+    if not saturate:
+        bad.append(_flag(w, "Greater", [exp, w.const(127.0)]))
+    nan = w.op("Add", [w.op("Mul", [y, w.const(0.0)]), w.const(np.nan)])
+    w.op("Where", [w.op("Cast", [w.op("Max", bad)], to=TensorProto.BOOL), nan, y], out)
+
+
 def _cast_to_narrow(w: _Writer, x: str, src: int | None, to: int, saturate: bool,
-                    out: str) -> None:
+                    out: str, round_mode: str = "up") -> None:
     spec = NARROW[to]
     if spec.bits:
         _wrap_int(w, x, src or TensorProto.FLOAT, spec, out)
         return
     if src != TensorProto.FLOAT:
         x = w.op("Cast", [x], to=TensorProto.FLOAT)
+    if spec.overflow == "e8m0":
+        _round_e8m0(w, x, saturate, round_mode, out)
+        return
     _round_float(w, x, spec, saturate and to in _SATURATING, out)
 
 
@@ -307,7 +358,9 @@ def _rewrite(g: onnx.GraphProto, node: onnx.NodeProto, types: dict[str, int],
     saturate = bool(_attr(node, "saturate", 1))
     carrier_src = NARROW[src].carrier if src in NARROW else src
     if to in NARROW:
-        _cast_to_narrow(w, node.input[0], carrier_src, to, saturate, node.output[0])
+        mode = _attr(node, "round_mode", b"up")
+        _cast_to_narrow(w, node.input[0], carrier_src, to, saturate, node.output[0],
+                        mode.decode() if isinstance(mode, bytes) else mode)
     else:
         w.op("Cast", [node.input[0]], node.output[0], to=to)
     return w.nodes

@@ -16,6 +16,7 @@ unit dims differ.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -183,8 +184,10 @@ def _upstream(model: onnx.ModelProto, names: set[str]) -> list[str]:
 
 
 def _prepare(model: onnx.ModelProto, strict: bool) -> GluonportRep:
-    return GluonportRep(import_graph(model, strict=strict), _declared_shapes(model),
-                        _declared_types(model))
+    with warnings.catch_warnings():  # the rep converts narrow inputs/outputs itself
+        warnings.filterwarnings("ignore", message=r"graph inputs/outputs .* are carried")
+        graph = import_graph(model, strict=strict)
+    return GluonportRep(graph, _declared_shapes(model), _declared_types(model))
 
 
 class GluonportBackend(Backend):

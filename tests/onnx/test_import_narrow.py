@@ -1,8 +1,8 @@
-"""Narrow tensor types (bfloat16, float8, float4, int4, int2) carried in float32/int8/uint8
-(gluonport/onnx/_import_narrow.py), against onnx's reference evaluator on the same model
-(onnxruntime has no kernels for most of these casts). The reference converts with ml_dtypes
-(round half to even, saturation per the ``saturate`` attribute), independent of the
-composition under test.
+"""Narrow tensor types (bfloat16, float8, float8e8m0, float4, int4, int2) carried in
+float32/int8/uint8 (gluonport/onnx/_import_narrow.py), against onnx's reference evaluator on
+the same model (onnxruntime has no kernels for most of these casts). The reference converts
+with ml_dtypes (round half to even, saturation per the ``saturate`` attribute), independent of
+the composition under test.
 
 Casts are compared exactly (bit patterns of the narrow results, NaN equal to NaN) on values
 built to hit every rounding case: a log-uniform spread over and past each type's range, exact
@@ -20,7 +20,6 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from gluonport.errors import UnsupportedOpError
 from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
 from tests.onnx._import_check import make_model, vi
@@ -139,9 +138,20 @@ def test_carried_graph_inputs_are_float32_and_said_so():
     assert g.sym.infer_type(x="float32")[1] == [np.float32]
 
 
-def test_e8m0_is_refused():
-    node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E8M0)
-    model = make_model([node], [vi("x", TensorProto.FLOAT, [3])],
-                       vi("y", TensorProto.FLOAT8E8M0, [3]), opset=24)
-    with pytest.raises(UnsupportedOpError, match="float8_e8m0"):
-        import_graph(model)
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("mode", ["up", "down", "nearest"])
+def test_cast_to_e8m0(mode, saturate):
+    """Every power of two, halves (1.5 * 2^e: the nearest tie), values just off both, a
+    log-uniform spread, float32 subnormals and the specials; the sign is dropped."""
+    powers = np.exp2(np.arange(-149, 128, dtype=np.float64))
+    rng = np.random.default_rng(4)
+    x = np.concatenate([powers, powers * 1.5, powers * 1.5 * (1 + 2 ** -20),
+                        powers * (1 + 2 ** -20), powers * 1.999,
+                        np.exp2(rng.uniform(-149, 128, 2000)) * rng.choice([-1, 1], 2000),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, -2.0 ** 127]])
+    x = x[np.isfinite(x.astype(np.float32)) | ~np.isfinite(x)].astype(np.float32)
+    node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E8M0,
+                            saturate=saturate, round_mode=mode)
+    model = make_model([node], [vi("x", TensorProto.FLOAT, [x.size])],
+                       vi("y", TensorProto.FLOAT8E8M0, [x.size]), opset=24)
+    _same_bits(*_run_both(model, {"x": x}))
