@@ -63,6 +63,12 @@ def _keep_reading(sub_names: set[str], body: Body, name: str, new: Symbol) -> Sy
     return _op("where", _op("zeros_like", v), v, new)
 
 
+def _float(x: Symbol) -> Symbol:
+    """A condition as MXNet's control-flow ops read it: float32 (their type rules give the
+    condition subgraph's output float32; a bool or int64 one fails MXNet 1.9.1's check)."""
+    return _op("Cast", x, dtype="float32")
+
+
 @importer("If", since=1)
 def if_(ctx: ImportContext, cond: Value, *, then_branch: Any, else_branch: Any,
         **_: object) -> object:
@@ -72,7 +78,7 @@ def if_(ctx: ImportContext, cond: Value, *, then_branch: Any, else_branch: Any,
     if len(else_b.symbol._outputs) != n:
         raise ctx.fail("its branches return different numbers of outputs")
     ins = _Inputs()
-    cond_loc = ins.add(cond.sym)
+    cond_loc = ins.add(_float(cond.sym))
     pred = Group([_op("_copy", var("cond"))])
     locs = [[ins.add(b.outer[name]) for name in b.symbol.list_inputs()]
             for b in (then_b, else_b)]
@@ -167,13 +173,13 @@ def loop(ctx: ImportContext, trip: Value | None = None, cond: Value | None = Non
         max_iterations = min(m, _MAX_ITERATIONS)
     elif trip is not None:
         bound = trip.sym
-    b = import_body(ctx, body, [(np.int64, (1,)), (np.bool_, (1,))]
+    b = import_body(ctx, body, [(np.int64, (1,)), (np.float32, (1,))]
                     + [(v.dtype, v.shape) for v in carried], "body")
     outs = b.outputs()
     names = set(b.symbol.list_inputs())
     i_next = _op("_plus_scalar", b.var(b.formal[0]), scalar=1)
-    c_next = outs[0]
-    if b.formal[1] not in names:  # read the condition input too, whatever its shape
+    c_next = _float(outs[0])
+    if b.formal[1] not in names:  # read the condition input too (0 or 1), whatever its shape
         c_in = b.var(b.formal[1])
         c_next = _op("broadcast_logical_and", c_next,
                      _op("broadcast_logical_or", c_in, _op("ones_like", c_in)))
@@ -181,13 +187,13 @@ def loop(ctx: ImportContext, trip: Value | None = None, cond: Value | None = Non
                 for k in range(len(carried))]
     func = Group([i_next, c_next] + new_vars)
     i_var, c_var = var("i"), var("cond")
-    test = c_var if bound is None else _op("broadcast_logical_and", c_var,
-                                           _op("broadcast_lesser", i_var, var("trip_count")))
+    test = c_var if bound is None else _op("broadcast_mul", c_var, _float(
+        _op("broadcast_lesser", i_var, var("trip_count"))))
     cond_g = Group([_op("_copy", test)])
     ins = _Inputs()
     first = [ctx.const(np.zeros(1, np.int64), np.int64, "iter"),
-             cond.sym if cond is not None else ctx.const(np.ones(1, np.bool_), np.bool_,
-                                                         "cond")]
+             _float(cond.sym) if cond is not None else ctx.const(np.ones(1), np.float32,
+                                                                 "cond")]
     loop_locs = [ins.add(s) for s in first + [v.sym for v in carried]]
     local = {"i": loop_locs[0], "cond": loop_locs[1]}
     if bound is not None:
