@@ -28,6 +28,8 @@ import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDED = "(included)"
+if ROOT not in sys.path:  # run from a checkout: this tree's gluonport, installed or not
+    sys.path.insert(0, ROOT)
 
 
 def _suite_module():
