@@ -34,8 +34,8 @@ EXCLUDE: dict[str, list[str]] = {
     "DFT inverse: the expected zeros carry the reference's float32 round trip (1.9e-7, over "
     "the 1e-7 atol) where the transform computed in float64 gives 3e-15": [
         r"^test_dft_inverse"],
-    # (DeformConv: MXNet's _contrib_ModulatedDeformableConvolution, importers/sampling.py)
-    "MaxUnpool: not mapped": [r"^test_maxunpool"],
+    # (DeformConv: MXNet's _contrib_ModulatedDeformableConvolution, importers/sampling.py;
+    # MaxUnpool: scatter_nd into the unpooled shape, importers/nn.py)
     # (GridSample nearest, border/reflection padding: the grid moved before BilinearSampler)
     "GridSample bicubic and 3-D; AffineGrid 3-D: MXNet's BilinearSampler/GridGenerator are "
     "bilinear and 2-D": [

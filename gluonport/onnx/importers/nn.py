@@ -630,3 +630,33 @@ def dropout(ctx: ImportContext, x: Value, ratio_in: Value | None = None,
     mask = cast(ctx, ctx.op("ones_like", x.sym), np.dtype(np.bool_)) \
         if len(ctx.out_types) > 1 else None
     return [x.sym, mask]
+
+
+@importer("MaxUnpool", since=9)
+def max_unpool(ctx: ImportContext, x: Value, indices: Value, output_shape: Value | None = None,
+               *, kernel_shape: Sequence[int] = (), pads: Sequence[int] | None = None,
+               strides: Sequence[int] | None = None) -> object:
+    """Each value of ``x`` written at its index into zeros: MXNet's ``scatter_nd`` over the
+    flattened default output ``(in - 1) * stride + kernel - pads`` (indices count over the
+    whole tensor, as MaxPool's Indices output), then reshaped; a larger ``output_shape`` pads
+    the end of each spatial axis (the indices keep the default layout, as onnx's reference)."""
+    shape = x.static_shape
+    if shape is None:
+        raise ctx.fail("MaxUnpool needs the static input shape")
+    n = len(kernel_shape)
+    stride, pad = int_attr_list(strides, n, 1), int_attr_list(pads, 2 * n, 0)
+    default = list(shape[:2]) + [(s - 1) * st + k - pad[i] - pad[n + i] for i, (s, st, k) in
+                                 enumerate(zip(shape[2:], stride, kernel_shape))]
+    total = int(np.prod(default))
+    flat_x = reshape(ctx, x.sym, (-1,))
+    flat_i = reshape(ctx, cast(ctx, indices.sym, np.dtype(np.int64)), (1, -1))
+    y = reshape(ctx, ctx.op("scatter_nd", flat_x, flat_i, shape=(total,)), default)
+    if output_shape is None:
+        return y
+    want = output_shape.ints()
+    if len(want) != len(default) or any(w < d for w, d in zip(want, default)):
+        raise ctx.fail(f"output_shape {want} is smaller than the unpooled shape {default}")
+    if want == default:
+        return y
+    v = Value(ctx, x.name, sym=y, shape=tuple(default), dtype=x.dtype)
+    return pad_sym(ctx, v, [0] * len(want), [w - d for w, d in zip(want, default)])
