@@ -1,2 +1,3 @@
-"""MXNet 1.9.1's control-flow operators: ``_foreach``, ``_while_loop``, ``_cond`` (``flow.py``;
-their ONNX lowerings to Scan/Loop/If in ``flow_onnx.py``)."""
+"""MXNet 1.9.1's control-flow operators: ``_foreach``, ``_while_loop``, ``_cond`` (``flow.py``),
+their gradients ``_backward_foreach``/``_backward_while_loop``/``_backward_cond``
+(``flow_grad.py``) and their ONNX lowerings to Scan/Loop/If (``flow_onnx.py``)."""

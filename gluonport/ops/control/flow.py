@@ -23,8 +23,8 @@ the ``*_locs`` attributes index.
 * ``_cond``: ``cond_input_locs``/``then_input_locs``/``else_input_locs`` pick each subgraph's
   inputs; the branch the condition's scalar selects gives the outputs.
 
-Gradients: MXNet registers FGradient for all three (a backward that re-runs the bodies); not
-implemented here (``no_gradient``).
+Gradients: as MXNet registers FGradient for all three, each rule builds the op's
+``_backward_*`` node with the same subgraphs (``flow_grad.py``), through ``Subgraph.call``.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..registry import OpDef, register
 
-__all__: list[str] = []
-
-_NO_GRAD = ("the gradient of a control-flow op runs its subgraphs backwards "
-            "(MXNet's _backward_{}); not implemented in gluonport")
+__all__ = ["bodies", "scalar_true", "foreach_split", "foreach_args", "FOREACH_PARAMS",
+           "WHILE_LOOP_PARAMS", "COND_PARAMS"]
 
 
-def _bodies(p: Any, op: str, count: int) -> tuple:
+
+def bodies(p: Any, op: str, count: int) -> tuple:
+    """The node's subgraphs (``p.subgraphs``), checked to be ``count`` of them."""
     subs = p.get("subgraphs")
     if not subs or len(subs) != count:
         got = len(subs) if subs else 0
@@ -54,7 +54,7 @@ def _bodies(p: Any, op: str, count: int) -> tuple:
     return subs
 
 
-def _scalar_true(x: np.ndarray, op: str) -> bool:
+def scalar_true(x: np.ndarray, op: str) -> bool:
     """MXNet's ``as_bool_scalar``: the condition must hold exactly one element."""
     x = np.asarray(x)
     if x.size != 1:
@@ -69,12 +69,15 @@ def _check_locs(name: str, locs: Sequence[int], n: int, op: str) -> None:
 
 
 # --- _foreach ---------------------------------------------------------------------------------
-def _foreach_split(p: Any, items: Sequence[Any]) -> tuple[list, list, list]:
+def foreach_split(p: Any, items: Sequence[Any]) -> tuple[list, list, list]:
+    """A ``_foreach`` node's inputs as (data arrays, states, remaining inputs)."""
     nd, ns = len(p.in_data_locs), len(p.in_state_locs)
     return list(items[:nd]), list(items[nd:nd + ns]), list(items[nd + ns:])
 
 
-def _foreach_args(p: Any, body: Any, data: list, states: list, remain: list) -> list:
+def foreach_args(p: Any, body: Any, data: list, states: list, remain: list) -> list:
+    """The body's inputs for one step, placed by ``in_data_locs``/``in_state_locs``/
+    ``remain_locs``."""
     args: list[Any] = [None] * len(body.input_names)
     for name, locs, vals in (("in_data_locs", p.in_data_locs, data),
                              ("in_state_locs", p.in_state_locs, states),
@@ -86,8 +89,8 @@ def _foreach_args(p: Any, body: Any, data: list, states: list, remain: list) -> 
 
 
 def _foreach(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
-    (body,) = _bodies(p, "_foreach", 1)
-    data, states, remain = _foreach_split(p, inputs)
+    (body,) = bodies(p, "_foreach", 1)
+    data, states, remain = foreach_split(p, inputs)
     if not data:
         raise OpAttributeError("_foreach: in_data_locs is empty (it needs a data array)")
     length = data[0].shape[0] if data[0].ndim else 0
@@ -98,7 +101,7 @@ def _foreach(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
     nod = p.num_out_data
     stacked: list[list[np.ndarray]] = [[] for _ in range(nod)]
     for i in range(length):
-        args = _foreach_args(p, body, [d[i] for d in data], states, remain)
+        args = foreach_args(p, body, [d[i] for d in data], states, remain)
         res = body.run(args)
         for k in range(nod):
             stacked[k].append(res[k])
@@ -111,11 +114,11 @@ def _foreach(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
 
 
 def _foreach_shape(p: Any, ins: list) -> tuple[list, list]:
-    (body,) = _bodies(p, "_foreach", 1)
-    data, states, remain = _foreach_split(p, ins)
+    (body,) = bodies(p, "_foreach", 1)
+    data, states, remain = foreach_split(p, ins)
     length = next((d[0] for d in data if d is not None and len(d) and d[0]), 0)
     sub_data = [None if d is None else tuple(d[1:]) for d in data]
-    sub_ins, sub_outs = body.shapes(_foreach_args(p, body, sub_data, states, remain))
+    sub_ins, sub_outs = body.shapes(foreach_args(p, body, sub_data, states, remain))
     nod = p.num_out_data
     new_data = [merge(d, (length,) + tuple(s)) if s is not None else d
                 for d, s in zip(data, [sub_ins[loc] for loc in p.in_data_locs])]
@@ -127,9 +130,9 @@ def _foreach_shape(p: Any, ins: list) -> tuple[list, list]:
 
 
 def _foreach_type(p: Any, ins: list) -> tuple[list, list]:
-    (body,) = _bodies(p, "_foreach", 1)
-    data, states, remain = _foreach_split(p, ins)
-    sub_ins, sub_outs = body.types(_foreach_args(p, body, data, states, remain))
+    (body,) = bodies(p, "_foreach", 1)
+    data, states, remain = foreach_split(p, ins)
+    sub_ins, sub_outs = body.types(foreach_args(p, body, data, states, remain))
     new = ([sub_ins[loc] for loc in p.in_data_locs] + [sub_ins[loc] for loc in p.in_state_locs]
            + [sub_ins[loc] for loc in p.remain_locs])
     return [a if a is not None else b for a, b in zip(ins, new)], list(sub_outs)
@@ -152,7 +155,7 @@ def _while_locs(p: Any, n_in: int, cond: Any, func: Any) -> None:
 
 
 def _while_loop(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
-    cond, func = _bodies(p, "_while_loop", 2)
+    cond, func = bodies(p, "_while_loop", 2)
     _while_locs(p, len(inputs), cond, func)
     cond_in = [inputs[k] for k in p.cond_input_locs]
     func_in = [inputs[k] for k in p.func_input_locs]
@@ -165,7 +168,7 @@ def _while_loop(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
     nod = p.num_out_data
     stacked: list[list[np.ndarray]] = [[] for _ in range(nod)]
     steps = 0
-    while steps < p.max_iterations and _scalar_true(cond.run(cond_in)[0], "_while_loop"):
+    while steps < p.max_iterations and scalar_true(cond.run(cond_in)[0], "_while_loop"):
         res = func.run(func_in)
         for k in range(nod):
             stacked[k].append(res[k])
@@ -190,7 +193,7 @@ def _while_loop(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
 
 
 def _while_shape(p: Any, ins: list) -> tuple[list, list]:
-    cond, func = _bodies(p, "_while_loop", 2)
+    cond, func = bodies(p, "_while_loop", 2)
     _while_locs(p, len(ins), cond, func)
     sub_ins, sub_outs = func.shapes([ins[k] for k in p.func_input_locs])
     new = list(ins)
@@ -204,7 +207,7 @@ def _while_shape(p: Any, ins: list) -> tuple[list, list]:
 
 
 def _while_type(p: Any, ins: list) -> tuple[list, list]:
-    cond, func = _bodies(p, "_while_loop", 2)
+    cond, func = bodies(p, "_while_loop", 2)
     sub_ins, sub_outs = func.types([ins[k] for k in p.func_input_locs])
     new = list(ins)
     for k, t in zip(p.func_input_locs, sub_ins):
@@ -223,16 +226,16 @@ def _cond_locs(p: Any, n_in: int, subs: tuple) -> None:
 
 
 def _cond(p: Any, *inputs: np.ndarray) -> list[np.ndarray]:
-    subs = _bodies(p, "_cond", 3)
+    subs = bodies(p, "_cond", 3)
     _cond_locs(p, len(inputs), subs)
     pred = subs[0].run([inputs[k] for k in p.cond_input_locs])[0]
-    if _scalar_true(pred, "_cond"):
+    if scalar_true(pred, "_cond"):
         return subs[1].run([inputs[k] for k in p.then_input_locs])
     return subs[2].run([inputs[k] for k in p.else_input_locs])
 
 
 def _cond_shape(p: Any, ins: list) -> tuple[list, list]:
-    subs = _bodies(p, "_cond", 3)
+    subs = bodies(p, "_cond", 3)
     _cond_locs(p, len(ins), subs)
     new = list(ins)
     outs: list = [None] * p.num_outputs
@@ -250,7 +253,7 @@ def _cond_shape(p: Any, ins: list) -> tuple[list, list]:
 
 
 def _cond_type(p: Any, ins: list) -> tuple[list, list]:
-    subs = _bodies(p, "_cond", 3)
+    subs = bodies(p, "_cond", 3)
     sub_ins, then_out = subs[1].types([ins[k] for k in p.then_input_locs])
     _, else_out = subs[2].types([ins[k] for k in p.else_input_locs])
     new = list(ins)
@@ -263,33 +266,45 @@ def _data_names(n_graphs: int):
     return lambda p: [f"data{i}" for i in range(max(0, p.num_args - n_graphs))]
 
 
+def _rule(name: str, fields: tuple[str, ...], n_graphs: int) -> Any:
+    """MXNet's FGradient: the ``_backward_<name>`` node (flow_grad.py) on the output
+    gradients and the inputs, with this node's subgraphs attached (``Subgraph.call``)."""
+    def rule(F: Any, p: Any, inputs: list, outputs: list, ograds: list) -> list:
+        subs = bodies(p, f"_{name}", n_graphs)
+        attrs = {k: p.get(k) for k in fields}
+        return list(subs[0].call(F, f"_backward_{name}", p, attrs, list(ograds) + list(inputs)))
+    return rule
+
+
+#: MXNet's ForeachParam, WhileLoopParam and CondParam (declaration order)
+FOREACH_PARAMS = {"num_args": Int(), "num_outputs": Int(), "num_out_data": Int(),
+                  "in_state_locs": Shape(), "in_data_locs": Shape(), "remain_locs": Shape()}
+WHILE_LOOP_PARAMS = {"num_args": Int(), "num_outputs": Int(), "num_out_data": Int(),
+                     "max_iterations": Int(), "cond_input_locs": Shape(),
+                     "func_input_locs": Shape(), "func_var_locs": Shape()}
+COND_PARAMS = {"num_args": Int(), "num_outputs": Int(), "cond_input_locs": Shape(),
+               "then_input_locs": Shape(), "else_input_locs": Shape()}
+
 register(OpDef(
-    "_foreach",
-    params={"num_args": Int(), "num_outputs": Int(), "num_out_data": Int(),
-            "in_state_locs": Shape(), "in_data_locs": Shape(), "remain_locs": Shape()},
+    "_foreach", params=FOREACH_PARAMS,
     compute=_foreach, inputs=_data_names(1), variadic="num_args",
     num_outputs=lambda p: p.num_outputs, infer_shape=_foreach_shape, infer_type=_foreach_type,
-    no_gradient=_NO_GRAD.format("foreach"),
+    gradient=_rule("foreach", tuple(FOREACH_PARAMS), 1),
     doc="Run a for loop over an NDArray with user-defined computation (MXNet's ``_foreach``; "
         "use ``sym.contrib.foreach``)."))
 
 register(OpDef(
-    "_while_loop",
-    params={"num_args": Int(), "num_outputs": Int(), "num_out_data": Int(),
-            "max_iterations": Int(), "cond_input_locs": Shape(), "func_input_locs": Shape(),
-            "func_var_locs": Shape()},
+    "_while_loop", params=WHILE_LOOP_PARAMS,
     compute=_while_loop, inputs=_data_names(2), variadic="num_args",
     num_outputs=lambda p: p.num_outputs, infer_shape=_while_shape, infer_type=_while_type,
-    no_gradient=_NO_GRAD.format("while_loop"),
+    gradient=_rule("while_loop", tuple(WHILE_LOOP_PARAMS), 2),
     doc="Run a while loop with user-defined condition and computation (MXNet's "
         "``_while_loop``; use ``sym.contrib.while_loop``)."))
 
 register(OpDef(
-    "_cond",
-    params={"num_args": Int(), "num_outputs": Int(), "cond_input_locs": Shape(),
-            "then_input_locs": Shape(), "else_input_locs": Shape()},
+    "_cond", params=COND_PARAMS,
     compute=_cond, inputs=_data_names(3), variadic="num_args",
     num_outputs=lambda p: p.num_outputs, infer_shape=_cond_shape, infer_type=_cond_type,
-    no_gradient=_NO_GRAD.format("cond"),
+    gradient=_rule("cond", tuple(COND_PARAMS), 3),
     doc="Run an if-then-else with user-defined condition and computation (MXNet's ``_cond``; "
         "use ``sym.contrib.cond``)."))

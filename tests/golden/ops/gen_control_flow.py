@@ -8,9 +8,13 @@ Run with the oracle's Python (never by the test suite):
 For each case it builds the graph with ``mx.sym.contrib.foreach/while_loop/cond``, writes
 ``control_flow/<case>-symbol.json`` exactly as MXNet's ``Symbol.save`` writes it (the subgraphs
 in each node's ``subgraphs`` list), runs it through ``simple_bind``/``forward`` on seeded inputs,
-and runs the same computation through ``mx.nd.contrib.*`` (MXNet's Python loops). Inputs and
-both outputs go to ``control_flow/outputs.npz`` as ``<case>:in:<name>``,
-``<case>:sym:<k>`` and ``<case>:nd:<k>``. Deterministic: re-running gives the same files.
+and runs the same computation through ``mx.nd.contrib.*`` (MXNet's Python loops); then the
+gradients of every input through ``bind(args_grad=...)``/``backward`` with seeded normal head
+gradients. Everything goes to ``control_flow/outputs.npz`` as ``<case>:in:<name>``,
+``<case>:sym:<k>``, ``<case>:nd:<k>``, ``<case>:ograd:<k>`` and ``<case>:grad:<name>``.
+Deterministic: re-running gives the same files, except the rows of while_count's step output
+past its last step, which MXNet 1.9.1 leaves uninitialized (its ``_while_loop`` and the
+``nd.empty`` padding of ``nd.contrib.while_loop``).
 """
 import os
 
@@ -48,6 +52,18 @@ def count_while(F, i, acc, limit):
     return F.contrib.while_loop(cond, func, [i, acc], max_iterations=8)
 
 
+def count_while_const(F, i, acc):
+    """The counting loop with a constant limit (``i < 5``): MXNet 1.9.1's backward of
+    count_while fails (its cond reads an input the body does not: "Check failed:
+    outputs.size() == num_forward_outputs + out_attrs->size() (5 vs. 6)"); this one runs."""
+    def cond(i, acc):
+        return i < 5
+
+    def func(i, acc):
+        return [i * acc], [i + 1, acc * i + 1]
+    return F.contrib.while_loop(cond, func, [i, acc], max_iterations=8)
+
+
 def cond_reduce(F, x, y):
     """A cond on a reduced value: sum(x) > 0 ? x * y : x - y (two outputs each)."""
     def then_f():
@@ -63,6 +79,7 @@ CASES = {
     "foreach_rnn": (rnn_foreach, {"data": (5, 2, 3), "h": (2, 4), "w": (4, 3), "u": (4, 4)}),
     "foreach_sum": (sum_foreach, {"data": (4, 3), "s": (3,)}),
     "while_count": (count_while, {"i": (1,), "acc": (1,), "limit": (1,)}),
+    "while_grad": (count_while_const, {"i": (1,), "acc": (1,)}),
     "cond_pos": (cond_reduce, {"x": (2, 3), "y": (2, 3)}),
     "cond_neg": (cond_reduce, {"x": (2, 3), "y": (2, 3)}),
 }
@@ -73,6 +90,8 @@ def inputs_for(name, shapes, rng):
     if name == "while_count":
         vals = {"i": np.array([0], np.float32), "acc": np.array([1], np.float32),
                 "limit": np.array([5], np.float32)}
+    if name == "while_grad":
+        vals = {"i": np.array([0.5], np.float32), "acc": np.array([1.5], np.float32)}
     if name == "cond_pos":
         vals["x"] = np.abs(vals["x"])
     if name == "cond_neg":
@@ -107,6 +126,23 @@ def main():
             arrays[f"{name}:sym:{j}"] = o.asnumpy()
         for j, o in enumerate(nd_outs):
             arrays[f"{name}:nd:{j}"] = o.asnumpy()
+        # gradients: MXNet's FGradient of the op (ForeachGradient, WhileLoopGradient,
+        # CondGradient) through bind/backward, seeded normal head gradients per output
+        hrng = np.random.default_rng(500 + k)
+        heads = [hrng.standard_normal(o.shape).astype(np.float32) for o in got]
+        grads = {n: mx.nd.zeros(vals[n].shape) for n in names}
+        try:
+            ex = group.bind(mx.cpu(), {n: mx.nd.array(vals[n]) for n in names},
+                            args_grad=grads)
+            ex.forward(is_train=True)
+            ex.backward([mx.nd.array(h) for h in heads])
+        except mx.base.MXNetError as exc:  # while_count: see count_while_const
+            print(name, "no gradient:", str(exc).splitlines()[0][:120])
+            continue
+        for j, h in enumerate(heads):
+            arrays[f"{name}:ograd:{j}"] = h
+        for n in names:
+            arrays[f"{name}:grad:{n}"] = ex.grad_dict[n].asnumpy()
         print(name, [o.shape for o in got], [o.shape for o in nd_outs])
     np.savez_compressed(os.path.join(OUT, "outputs.npz"), **arrays)
 
