@@ -7,7 +7,7 @@ onnx's expected outputs (its tolerances, exact shapes and dtypes).
 
 Every exclusion below is a regular expression with the reason it cannot pass. Categories:
 no MXNet 1.x equivalent; non-tensor types (strings, sequences, optionals, maps); training ops;
-float8e8m0; quantization; randomness;
+quantization; randomness;
 empty tensors (MXNet 1.x has no zero-size arrays); known semantic differences; and real models
 whose weights are downloads (no network here). ``benchmarks/onnx_backend_coverage.py`` counts
 the tests per category (``--run all`` also runs the excluded ones).
@@ -64,9 +64,8 @@ EXCLUDE: dict[str, list[str]] = {
         r"^test_identity_opt", r"^test_if_(seq|opt)", r"^test_loop1[36]_seq",
         r"^test_split_to_sequence"],
     "Scan of opset 8 (batch axis, sequence_lens): not unrolled": [r"^test_scan_sum"],
-    # (bfloat16, float8, float4, int4, int2: carried in float32 / int8 / uint8 with the same
-    # values, casts rounded onto the narrow grid: gluonport/onnx/_import_narrow.py)
-    "float8e8m0 (exponent only, rounding modes): not carried": [r"^test_cast_e8m0"],
+    # (bfloat16, float8, float8e8m0, float4, int4, int2: carried in float32 / int8 / uint8
+    # with the same values, casts rounded onto the narrow grid: gluonport/onnx/_import_narrow)
     # --- quantization ---
     # (QuantizeLinear / DequantizeLinear to and from 8-bit integers are composed elementwise)
     "quantized ops: MXNet 1.x quantization is a different (contrib, calibrated) scheme": [
