@@ -52,8 +52,18 @@ def _scalar_side(a: Value, b: Value) -> bool:
             and b.const.ndim <= a.rank and a.const is None)
 
 
+def _is_bool(v: Value) -> bool:
+    return v.dtype is not None and np.dtype(v.dtype) == np.bool_
+
+
 def binary(ctx: ImportContext, op_type: str, a: Value, b: Value) -> object:
     bop, right, left = _BINARY[op_type]
+    if _is_bool(a) and _is_bool(b):
+        # MXNet 1.9.1's logic and comparison kernels refuse bool operands ("does not support
+        # boolean type" / "Unknown type enum 7"): compute on uint8 (1/0), back to bool
+        u8 = np.dtype(np.uint8)
+        out = ctx.op(bop, cast(ctx, a.sym, u8), cast(ctx, b.sym, u8))
+        return cast(ctx, out, np.dtype(np.bool_)) if op_type in _COMPARE else out
     if a.dtype is None or b.dtype is None:
         right = left = None
     if right is not None and _scalar_side(a, b) and b.dtype == a.dtype:
@@ -152,6 +162,10 @@ def mean(ctx: ImportContext, *args: Value) -> object:
 
 @importer("Not", since=1)
 def not_(ctx: ImportContext, x: Value) -> object:
+    """On uint8 for a bool input: MXNet 1.9.1's ``logical_not`` has no bool kernel."""
+    if _is_bool(x):
+        out = ctx.op("logical_not", cast(ctx, x.sym, np.dtype(np.uint8)))
+        return cast(ctx, out, np.dtype(np.bool_))
     return ctx.op("logical_not", x.sym)
 
 
