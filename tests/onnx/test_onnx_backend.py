@@ -87,8 +87,7 @@ EXCLUDE: dict[str, list[str]] = {
     "MaxPool's Indices output: MXNet's Pooling does not return argmax": [
         r"^test_maxpool_with_argmax"],
     # (GRU linear_before_reset=0, LSTM peepholes, shorter sequence_lens: unrolled into cells)
-    "MXNet's mod returns 0 for a zero divisor where ONNX's (numpy's) gives NaN": [
-        r"^test_mod_float_edge_cases_fmod_0"],
+    # (Mod of floats: MXNet's mod gives 0 for a zero divisor, the import adds NaN there)
     "Einsum ellipsis: not mapped": [r"^test_einsum_batch_diagonal"],
     "Resize keep_aspect_ratio where round(scale * n) != floor(scale * n): the per-axis maps "
     "come from a resize by scale": [r"^test_resize_downsample_sizes_nearest_not_smaller"],

@@ -126,11 +126,19 @@ def pow_(ctx: ImportContext, a: Value, b: Value) -> object:
 @importer("Mod", since=10)
 def mod(ctx: ImportContext, a: Value, b: Value, *, fmod: int = 0) -> object:
     """``fmod=0``: the result takes the divisor's sign (MXNet's ``mod``); ``fmod=1``: C's fmod,
-    the dividend's sign: ``sign(a) * mod(|a|, |b|)`` (exact, no division)."""
+    the dividend's sign: ``sign(a) * mod(|a|, |b|)`` (exact, no division). MXNet's ``mod``
+    gives 0 for a zero divisor where ONNX (numpy, C) gives NaN: for floats, ``0 / (b != 0)``
+    (NaN there, 0 elsewhere) is added."""
     if not fmod:
-        return ctx.op("broadcast_mod", a.sym, b.sym)
-    r = ctx.op("broadcast_mod", ctx.op("abs", a.sym), ctx.op("abs", b.sym))
-    return ctx.op("broadcast_mul", ctx.op("sign", a.sym), r)
+        out = ctx.op("broadcast_mod", a.sym, b.sym)
+    else:
+        r = ctx.op("broadcast_mod", ctx.op("abs", a.sym), ctx.op("abs", b.sym))
+        out = ctx.op("broadcast_mul", ctx.op("sign", a.sym), r)
+    if b.dtype is None or np.dtype(b.dtype).kind != "f":
+        return out
+    nonzero = ctx.op("_not_equal_scalar", b.sym, scalar=0.0)
+    return ctx.op("broadcast_add", out, ctx.op("broadcast_div", ctx.op("zeros_like", b.sym),
+                                                nonzero))
 
 
 def _variadic(ctx: ImportContext, op_type: str, args: tuple) -> object:
