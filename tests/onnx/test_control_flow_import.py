@@ -45,7 +45,10 @@ def _check(model, feeds, op):
     want = ort.InferenceSession(model.SerializeToString(),
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
     g, got = _run_imported(model, feeds)
-    assert op in _ops(g.sym)
+    if op is None:  # unrolled: plain ops only
+        assert not _ops(g.sym) & {"_foreach", "_while_loop", "_cond"}
+    else:
+        assert op in _ops(g.sym)
     assert len(got) == len(want)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.reshape(b.shape), b, rtol=1e-5, atol=1e-6)
@@ -201,3 +204,22 @@ def test_imported_cond_saves_json_that_loads_back():
     text = g.sym.tojson()
     assert mx.sym.load_json(text).tojson() == text
     assert json.loads(text)["nodes"][-1]["subgraphs"]
+
+
+@pytest.mark.parametrize("length,op", [(5, None), (300, "_foreach")])
+def test_static_scan_unrolls_up_to_the_limit(length, op):
+    """A static-length Scan is unrolled while it adds at most MAX_UNROLL_WITH_OP_NODES
+    nodes (4 per step here: 5 steps); a longer one imports as _foreach (300 steps: 1,200)."""
+    from gluonport.onnx._import_unroll import MAX_UNROLL_WITH_OP_NODES
+
+    assert 5 * 4 <= MAX_UNROLL_WITH_OP_NODES < 300 * 4
+    model = _scan_model()
+    for vi_ in list(model.graph.input) + list(model.graph.output):
+        for d in vi_.type.tensor_type.shape.dim:
+            if d.dim_param == "T":
+                d.dim_value = length
+    rng = np.random.default_rng(7)
+    feeds = {"s0": rng.standard_normal(2).astype(np.float32), "p0": np.ones(2, np.float32),
+             "x": (rng.standard_normal((2, length)) * 0.1).astype(np.float32),
+             "y": rng.uniform(0.99, 1.01, (length, 2)).astype(np.float32)}
+    _check(model, feeds, op)
