@@ -1,7 +1,11 @@
 """Training step time: gluonport (imperative, hybridized numpy, hybridized onnxruntime) against
 MXNet 1.9.1 (imperative, hybridized) measured in the same run.
 
-    python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--steps 10] [--json out.json]
+    python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--threads 1] [--rounds 2]
+                                     [--json out.json]   (--tables out.json re-prints a run)
+
+Batch-1 resnet18 is degenerate on 32x32 inputs: training-mode BatchNorm over one 1x1 sample
+zeroes the last stage, so its loss stays log(10) on both sides; it is still a fair timing.
 
 One step is ``forward + loss`` under ``autograd.record()``, ``loss.backward()`` and
 ``trainer.step(batch)`` (SGD, momentum 0.9, wd 1e-4), then ``mx.nd.waitall()`` (MXNet is
