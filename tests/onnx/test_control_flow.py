@@ -65,24 +65,35 @@ def test_mxnet_json_loads_runs_and_resaves(case, golden):
     assert out_shapes == [golden[f"{case}:sym:{j}"].shape for j in range(len(outs))]
 
 
-def test_front_end_builds_mxnet_json():
+def test_front_end_builds_mxnet_json(tmp_path, golden):
     """The generator's own graph functions, run on gluonport in a fresh interpreter (node and
-    subgraph names come from process-wide counters), write MXNet's files byte for byte."""
+    subgraph names come from process-wide counters) in the generator's order, write MXNet's
+    files byte for byte; so does HybridBlock.export of a block using F.contrib.foreach and
+    F.contrib.cond, whose output matches too."""
     code = (
-        "import sys, gluonport\n"
+        "import sys, json, gluonport\n"
         "sys.modules['mxnet'] = gluonport\n"
         "sys.path.insert(0, 'tests/golden/ops')\n"
         "import gen_control_flow as g\n"
+        "out = {}\n"
         "for name, (fn, shapes) in sorted(g.CASES.items()):\n"
         "    outs = g.flat(fn(gluonport.sym, *[gluonport.sym.var(n) for n in shapes]))\n"
-        "    print(name + '\\t' + gluonport.sym.Group(outs).tojson().replace('\\n', '\\\\n'))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+        "    out[name] = gluonport.sym.Group(outs).tojson()\n"
+        "net, x, h = g.gluon_cell()\n"
+        "gluonport.nd.save(sys.argv[1] + '/y', [net(x, h)])\n"
+        "net.export(sys.argv[1] + '/gluon_cell', 0)\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    lines = dict(line.split("\t", 1) for line in done.stdout.splitlines())
-    assert sorted(lines) == CASES
-    for case, text in lines.items():
-        assert text.replace("\\n", "\n") == (GOLDEN / f"{case}-symbol.json").read_text(), case
+    texts = json.loads(done.stdout.splitlines()[-1])
+    assert sorted(texts) == CASES
+    for case, text in texts.items():
+        assert text == (GOLDEN / f"{case}-symbol.json").read_text(), case
+    assert ((tmp_path / "gluon_cell-symbol.json").read_text()
+            == (GOLDEN / "gluon_cell-symbol.json").read_text())
+    y = mx.nd.load(str(tmp_path / "y"))[0].asnumpy()
+    np.testing.assert_allclose(y, golden["gluon_cell:out"], rtol=0, atol=ATOL)
 
 
 def _gen():

@@ -12,7 +12,9 @@ and runs the same computation through ``mx.nd.contrib.*`` (MXNet's Python loops)
 gradients of every input through ``bind(args_grad=...)``/``backward`` with seeded normal head
 gradients. Everything goes to ``control_flow/outputs.npz`` as ``<case>:in:<name>``,
 ``<case>:sym:<k>``, ``<case>:nd:<k>``, ``<case>:ograd:<k>`` and ``<case>:grad:<name>``.
-Deterministic: re-running gives the same files, except the rows of while_count's step output
+A hybridized Gluon block using F.contrib.foreach and F.contrib.cond is exported to
+``control_flow/gluon_cell-symbol.json`` with its output. Deterministic: re-running gives the
+same files, except the rows of while_count's step output
 past its last step, which MXNet 1.9.1 leaves uninitialized (its ``_while_loop`` and the
 ``nd.empty`` padding of ``nd.contrib.while_loop``).
 """
@@ -72,6 +74,34 @@ def cond_reduce(F, x, y):
     def else_f():
         return [x - y, x - 1]
     return F.contrib.cond(F.sum(x) > 0, then_f, else_f)
+
+
+def gluon_cell():
+    """A hybridized Gluon block whose hybrid_forward uses F.contrib.foreach (an RNN cell with
+    a Dense layer and a parameter in the body) and F.contrib.cond on the final state; returns
+    the block (initialized with constants) and its two inputs."""
+    gluon = mx.gluon
+
+    class Cell(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(4, 3))
+                self.dense = gluon.nn.Dense(4, flatten=False, in_units=4)
+
+        def hybrid_forward(self, F, x, h, w):
+            def body(xt, states):
+                nh = F.tanh(F.dot(xt, w, transpose_b=True) + self.dense(states[0]))
+                return nh, [nh]
+            outs, states = F.contrib.foreach(body, x, [h])
+            return F.contrib.cond(F.sum(states[0]) > 0, lambda: outs * 2, lambda: outs - 1)
+
+    net = Cell(prefix="cell_")
+    net.initialize(mx.init.Constant(0.1))
+    net.hybridize()
+    x = mx.nd.array(np.linspace(-1, 1, 30).reshape(5, 2, 3).astype(np.float32))
+    h = mx.nd.array(np.linspace(-1, 1, 8).reshape(2, 4).astype(np.float32))
+    return net, x, h
 
 
 CASES = {
@@ -144,6 +174,10 @@ def main():
         for n in names:
             arrays[f"{name}:grad:{n}"] = ex.grad_dict[n].asnumpy()
         print(name, [o.shape for o in got], [o.shape for o in nd_outs])
+    net, x, h = gluon_cell()
+    arrays["gluon_cell:out"] = net(x, h).asnumpy()
+    net.export(os.path.join(OUT, "gluon_cell"), 0)
+    os.remove(os.path.join(OUT, "gluon_cell-0000.params"))  # constants: the test re-makes them
     np.savez_compressed(os.path.join(OUT, "outputs.npz"), **arrays)
 
 
