@@ -195,6 +195,11 @@ def _check_shapes(sym: Any, guess: dict[str, tuple], shapes: dict[str, tuple],
         return
     except ShapeError as err:
         first_err = err
+    try:  # the parameters fit by themselves: the guessed data ranks were wrong (inputs of
+        _inferred(sym, shapes)  # several ranks, as a _foreach's data and states)
+        return
+    except ShapeError:
+        pass
     # Find the parameter to blame: add them one by one in graph order until inference fails.
     given = dict(guess)
     expected = _inferred(sym, given)

@@ -299,3 +299,22 @@ def test_hybridized_block_with_foreach_trains():
         got.append((loss.asnumpy(), net.w.grad().asnumpy()))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-6)
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5, atol=1e-6)
+
+
+def test_symbol_block_imports_mxnet_foreach(tmp_path, golden):
+    """MXNet's RNN foreach JSON with w, u as parameters loads in a SymbolBlock (the parameter
+    check's guessed data ranks do not fit inputs of two ranks; the parameters alone do) and
+    runs, imperative and hybridized."""
+    sym = mx.sym.load(str(GOLDEN / "foreach_rnn-symbol.json"))
+    sym.save(str(tmp_path / "m-symbol.json"))
+    mx.nd.save(str(tmp_path / "m-0000.params"),
+               {f"arg:{k}": mx.nd.array(golden[f"foreach_rnn:in:{k}"]) for k in ("w", "u")})
+    net = mx.gluon.SymbolBlock.imports(str(tmp_path / "m-symbol.json"), ["data", "h"],
+                                       str(tmp_path / "m-0000.params"))
+    for hybrid in (False, True):
+        if hybrid:
+            net.hybridize()
+        outs = net(mx.nd.array(golden["foreach_rnn:in:data"]),
+                   mx.nd.array(golden["foreach_rnn:in:h"]))
+        for j, o in enumerate(outs):
+            _compare("foreach_rnn", j, o.asnumpy(), golden[f"foreach_rnn:sym:{j}"])
