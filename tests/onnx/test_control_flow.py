@@ -24,7 +24,8 @@ from gluonport.onnx import export_model
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "ops" / "control_flow"
-CASES = ["cond_neg", "cond_pos", "foreach_rnn", "foreach_sum", "while_count", "while_grad"]
+CASES = ["cond_neg", "cond_pos", "foreach_rnn", "foreach_sum", "nested_foreach", "while_count",
+         "while_grad"]
 GRAD_CASES = [c for c in CASES if c != "while_count"]  # MXNet 1.9.1 fails that backward
 ATOL = 1e-6
 
@@ -143,7 +144,8 @@ def test_onnx_export_runs_on_onnxruntime(case, opset, golden, tmp_path):
     path = _export(sym, {k: v.shape for k, v in args.items()}, tmp_path, opset)
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
-    kind = {"cond": "If", "foreach": "Scan", "while": "Loop"}[case.split("_")[0]]
+    kind = {"cond": "If", "foreach": "Scan", "nested": "Scan", "while": "Loop"}[
+        case.split("_")[0]]
     assert kind in {n.op_type for n in model.graph.node}
     for j, o in enumerate(_ort(path, args)):
         _compare(case, j, o, golden[f"{case}:sym:{j}"])

@@ -44,6 +44,18 @@ def sum_foreach(F, data, s):
     return F.contrib.foreach(body, data, s)
 
 
+def nested_foreach(F, x, s, w):
+    """A foreach whose body runs a foreach over the inner axis (subgraph names nest as
+    ``foreach<n>$foreach<m>``); the inner final state, scaled, is the outer state."""
+    def outer(xt, st):
+        def inner(xi, si):
+            n = si[0] + xi * w
+            return n * 2, [n]
+        o, fin = F.contrib.foreach(inner, xt, [st[0]])
+        return [o], [fin[0] * 1.5]
+    return F.contrib.foreach(outer, x, [s])
+
+
 def count_while(F, i, acc, limit):
     """Counting loop: while i < limit: acc += i; i += 1 (step outputs: i * acc)."""
     def cond(i, acc):
@@ -108,6 +120,7 @@ CASES = {
     # name: (function, {input: shape}, input value transform)
     "foreach_rnn": (rnn_foreach, {"data": (5, 2, 3), "h": (2, 4), "w": (4, 3), "u": (4, 4)}),
     "foreach_sum": (sum_foreach, {"data": (4, 3), "s": (3,)}),
+    "nested_foreach": (nested_foreach, {"x": (2, 4, 3), "s": (3,), "w": (3,)}),
     "while_count": (count_while, {"i": (1,), "acc": (1,), "limit": (1,)}),
     "while_grad": (count_while_const, {"i": (1,), "acc": (1,)}),
     "cond_pos": (cond_reduce, {"x": (2, 3), "y": (2, 3)}),
