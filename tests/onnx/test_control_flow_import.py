@@ -223,3 +223,38 @@ def test_static_scan_unrolls_up_to_the_limit(length, op):
              "x": (rng.standard_normal((2, length)) * 0.1).astype(np.float32),
              "y": rng.uniform(0.99, 1.01, (length, 2)).astype(np.float32)}
     _check(model, feeds, op)
+
+
+def _scan8_model(seq_lens=None):
+    """Scan-8: batch axis 0, sequence axis 1; a running sum of x (reversed) and a product
+    with y scaled by an outer initializer k; sequence_lens optional."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "xt"], ["s_out"]),
+         helper.make_node("Mul", ["yt", "k"], ["yk"]),
+         helper.make_node("Mul", ["s_out", "yk"], ["o"])],
+        "body", [vi("s_in", F, [2]), vi("xt", F, [2]), vi("yt", F, [2])],
+        [vi("s_out", F, [2]), vi("o", F, [2])])
+    node = helper.make_node("Scan", ["lens" if seq_lens is not None else "", "s0", "x", "y"],
+                            ["s", "os"], body=body, num_scan_inputs=2, directions=[1, 0])
+    inits = [numpy_helper.from_array(np.array([2, -1], np.float32), "k")]
+    if seq_lens is not None:
+        inits.append(numpy_helper.from_array(np.array(seq_lens, np.int64), "lens"))
+    return make_model([node], [vi("s0", F, [3, 2]), vi("x", F, [3, 4, 2]),
+                               vi("y", F, [3, 4, 2])],
+                      [vi("s", F, [3, 2]), vi("os", F, [3, 4, 2])], inits, opset=8)
+
+
+@pytest.mark.parametrize("seq_lens", [None, [4, 4, 4]])
+def test_scan8_batch_axis_is_nested_foreach(seq_lens):
+    rng = np.random.default_rng(8)
+    feeds = {"s0": rng.standard_normal((3, 2)).astype(np.float32),
+             "x": rng.standard_normal((3, 4, 2)).astype(np.float32),
+             "y": rng.standard_normal((3, 4, 2)).astype(np.float32)}
+    g = _check(_scan8_model(seq_lens), feeds, "_foreach")
+    inner = [n for n in json.loads(g.sym.tojson())["nodes"] if n["op"] == "_foreach"]
+    assert any(m["op"] == "_foreach" for m in inner[0]["subgraphs"][0]["nodes"])
+
+
+def test_scan8_with_short_sequences_is_refused():
+    with pytest.raises(UnsupportedOpError, match="sequence_lens"):
+        import_graph(_scan8_model([4, 2, 4]))

@@ -208,3 +208,64 @@ def loop(ctx: ImportContext, trip: Value | None = None, cond: Value | None = Non
         "max_iterations": max_iterations, "cond_input_locs": cond_locs,
         "func_input_locs": func_locs, "func_var_locs": var_locs}, name=ctx.node_name)
     return list(res[2:])
+
+
+@importer("Scan", since=8)
+def scan8(ctx: ImportContext, seq_lens: Value | None, *inputs: Value, body: Any,
+          num_scan_inputs: int, directions: list | None = None, **_: object) -> object:
+    """Scan-8: a batch axis first on every state and scan input (the scan axis is 1), the body
+    per batch element. A ``_foreach`` over the batch whose body is a ``_foreach`` over the
+    sequence; ``sequence_lens`` must be absent or the full length everywhere."""
+    n_states = len(inputs) - num_scan_inputs
+    states, scans = inputs[:n_states], inputs[n_states:]
+    if any(v.rank is None for v in inputs):
+        raise ctx.fail("the ranks of its inputs are unknown")
+    if seq_lens is not None:
+        lengths = {s.shape[1] for s in scans}
+        if seq_lens.const is None or len(lengths) != 1 or not isinstance(
+                next(iter(lengths)), int) or set(np.asarray(seq_lens.const).reshape(-1)) \
+                != lengths:
+            if seq_lens.const is None:
+                ctx.needs_const.add(seq_lens.name)
+            raise ctx.fail("sequence_lens shorter than the sequences (or not constant) has no "
+                           "MXNet _foreach equivalent")
+    dirs = list(directions or [0] * num_scan_inputs)
+    types = ([(s.dtype, s.shape[1:]) for s in states]
+             + [(v.dtype, v.shape[2:]) for v in scans])
+    b = import_body(ctx, body, types, "body")
+    outs = b.outputs()
+    n_out = len(outs) - n_states
+    names = set(b.symbol.list_inputs())
+    inner_sub = Group(outs[n_states:] + [_keep_reading(names, b, b.formal[k], outs[k])
+                                         for k in range(n_states)])
+    inner_names = inner_sub.list_inputs()
+    # the outer body: one batch element of each state and scan input, and the outer tensors
+    st_vars = [var(f"state{k}") for k in range(n_states)]
+    sc_vars = [var(f"scan{k}") for k in range(num_scan_inputs)]
+    data_locs, data_in = [], []
+    for k, v in enumerate(sc_vars):
+        if b.formal[n_states + k] in inner_names:
+            data_locs.append(inner_names.index(b.formal[n_states + k]))
+            data_in.append(_op("reverse", v, axis=0) if dirs[k] else v)
+    if not data_locs:
+        raise ctx.fail("its body reads none of its scan inputs")
+    remain = [(i, n) for i, n in enumerate(inner_names) if n in b.outer]
+    remain_vars = [var(f"outer{k}") for k in range(len(remain))]
+    inner = control_node("_foreach", [inner_sub], data_in + st_vars + remain_vars, {
+        "num_args": len(data_in) + n_states + len(remain) + 1,
+        "num_outputs": n_out + n_states, "num_out_data": n_out,
+        "in_state_locs": [inner_names.index(b.formal[k]) for k in range(n_states)],
+        "in_data_locs": data_locs, "remain_locs": [i for i, _ in remain]})
+    outer_sub = Group(list(inner[n_out:]) + list(inner[:n_out]))
+    outer_names = outer_sub.list_inputs()
+    by_var = {f"state{k}": s.sym for k, s in enumerate(states)}
+    by_var.update({f"scan{k}": v.sym for k, v in enumerate(scans)})
+    by_var.update({f"outer{k}": b.outer[n] for k, (_, n) in enumerate(remain)})
+    data = [(i, n) for i, n in enumerate(outer_names) if not n.startswith("outer")]
+    rest = [(i, n) for i, n in enumerate(outer_names) if n.startswith("outer")]
+    op_inputs = [by_var[n] for _, n in data] + [by_var[n] for _, n in rest]
+    return control_node("_foreach", [outer_sub], op_inputs, {
+        "num_args": len(op_inputs) + 1, "num_outputs": n_states + n_out,
+        "num_out_data": n_states + n_out, "in_state_locs": [],
+        "in_data_locs": [i for i, _ in data], "remain_locs": [i for i, _ in rest]},
+        name=ctx.node_name)

@@ -59,8 +59,11 @@ def _cases() -> dict:
         return {"a0": np.array([0.5, -1, 2], np.float32), "M": np.array(m, np.int64),
                 "c0": np.array(c)}
 
+    scan8 = {"s0": rng.standard_normal((3, 2)).astype(np.float32),
+             "x": rng.standard_normal((3, 4, 2)).astype(np.float32),
+             "y": rng.standard_normal((3, 4, 2)).astype(np.float32)}
     return {"if_then": (t._if_model(), {"x": x}), "if_else": (t._if_model(), {"x": -x}),
-            "scan": (t._scan_model(), scan),
+            "scan": (t._scan_model(), scan), "scan8_nested": (t._scan8_model(), scan8),
             "while_cond": (t._loop_model(True), loop(9, True)),
             "loop_trips": (t._loop_model(False), loop(4, True)),
             "loop_zero": (t._loop_model(False), loop(0, True)),
