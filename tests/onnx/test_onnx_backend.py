@@ -52,7 +52,8 @@ EXCLUDE: dict[str, list[str]] = {
     "string tensors": [r"^test_string_", r"^test_strnorm", r"^test_regex_full_match",
                        r"^test_equal_string", r"^test_cast(like)?_.*STRING"],
     # (If with a constant condition, Loop with a constant trip count and Scan of static length
-    # are unrolled: gluonport/onnx/_import_unroll)
+    # are unrolled: gluonport/onnx/_import_unroll; the rest, Scan-8 included, import onto
+    # MXNet's _cond/_while_loop/_foreach: gluonport/onnx/importers/control.py)
     # (sequences built and read inside the graph with known positions and sizes are
     # expanded into their tensors, optionals holding tensors resolved where their presence
     # is known while importing: gluonport/onnx/_import_sequence.py)
@@ -63,7 +64,6 @@ EXCLUDE: dict[str, list[str]] = {
         r"^test_identity_sequence",
         r"^test_identity_opt", r"^test_if_(seq|opt)", r"^test_loop1[36]_seq",
         r"^test_split_to_sequence"],
-    "Scan of opset 8 (batch axis, sequence_lens): not unrolled": [r"^test_scan_sum"],
     # (bfloat16, float8, float8e8m0, float4, int4, int2: carried in float32 / int8 / uint8
     # with the same values, casts rounded onto the narrow grid: gluonport/onnx/_import_narrow)
     # --- quantization ---
