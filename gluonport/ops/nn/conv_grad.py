@@ -47,7 +47,7 @@ from .conv import (
 __all__: list[str] = []
 
 _NO_GRAD = "a backward kernel (MXNet 1.9.1 registers no gradient for it either)"
-_COL_BUDGET = 1 << 27  # bytes of window copies per batch chunk
+_COL_BUDGET = 1 << 26  # bytes of column copies per batch chunk (weight gradients)
 
 
 def _cf(a: np.ndarray, last: bool) -> np.ndarray:
@@ -63,29 +63,55 @@ def _work(*arrays: np.ndarray) -> list[np.ndarray]:
     return [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
 
 
+def _chunk(per_item: int, n: int) -> int:
+    """Samples per chunk so that a chunk's column copy stays within ``_COL_BUDGET`` bytes."""
+    return max(1, min(n, _COL_BUDGET // max(per_item, 1)))
+
+
+def _sample_gemm(a: np.ndarray, cols, groups: int, n: int, per_item: int) -> np.ndarray:
+    """``sum_n a[n] @ cols(n0, n1)[n].T`` per group with one GEMM per chunk of samples: ``a``
+    (N, F, size); ``cols(i, j)`` the (G, K, m*size) columns of samples ``i:j`` (sample-major
+    along the last axis, as ``a``'s chunk is made). The result is (G, F/G, K)."""
+    fa, size = a.shape[1], a.shape[2]
+    step = _chunk(per_item, n)
+    acc = None if n else np.zeros((groups, fa // groups, cols(0, 0).shape[1]), a.dtype)
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        # (F, m*size): the samples side by side along the contraction axis
+        ag = np.ascontiguousarray(a[i:i + m].transpose(1, 0, 2)).reshape(groups, fa // groups,
+                                                                         m * size)
+        part = np.matmul(ag, cols(i, i + m).transpose(0, 2, 1))
+        if acc is None:
+            acc = part
+        else:
+            acc += part
+    return acc
+
+
 def _correlate(a: np.ndarray, b_pad: np.ndarray, g: Geometry, groups: int,
                out_sp) -> np.ndarray:
     """``sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` per group: (G, F/G, C/G*taps),
-    the weight gradient of a convolution whose output is ``a`` and padded input ``b_pad``."""
+    the weight gradient of a convolution whose output is ``a`` and padded input ``b_pad``.
+
+    One GEMM per batch chunk: the chunk's window view is copied channel-and-tap-major
+    (C*taps, m*size), so the contraction runs over every sample's positions at once."""
     n, fa = a.shape[:2]
     cb, taps, size = b_pad.shape[1], int(np.prod(g.kernel)), int(np.prod(out_sp))
-    acc = np.zeros((groups, fa // groups, cb // groups * taps), np.result_type(a, b_pad))
-    step = max(1, _COL_BUDGET // max(cb * taps * size * b_pad.itemsize, 1))
-    for i in range(0, n, step):
-        m = min(step, n - i)
-        col = np.ascontiguousarray(window_view(b_pad[i:i + m], g, out_sp))
-        col = col.reshape(m, groups, cb // groups * taps, size)
-        ag = a[i:i + m].reshape(m, groups, fa // groups, size)
-        # one GEMM per sample (batched over groups) against the transposed view of its columns
-        for j in range(m):
-            acc += np.matmul(ag[j], col[j].transpose(0, 2, 1))
-    return acc
+    nd = g.nd
+    order = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))  # (C, *kernel, m, *out)
+
+    def cols(i: int, j: int) -> np.ndarray:
+        view = window_view(b_pad[i:j], g, out_sp).transpose(order)
+        return np.ascontiguousarray(view).reshape(groups, cb // groups * taps, -1)
+
+    return _sample_gemm(a.reshape(n, fa, size), cols, groups, n,
+                        cb * taps * size * b_pad.itemsize)
 
 
 def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
                groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """A 1x1 unpadded convolution's data and weight gradients: one GEMM each per sample
-    (the data gradient lands on the strided positions the forward read)."""
+    """A 1x1 unpadded convolution's data gradient (one GEMM batched over samples; it lands on
+    the strided positions the forward read) and weight gradient (one GEMM per batch chunk)."""
     n, c = x.shape[:2]
     f, size = og.shape[1], int(np.prod(og.shape[2:]))
     strided = any(s > 1 for s in g.stride)
@@ -100,10 +126,13 @@ def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
         dx[read] = d_read
     else:
         dx = d_read
-    xg = np.ascontiguousarray(xs).reshape(n, groups, c // groups, size)
-    dw = np.zeros(wg.shape, np.result_type(og, x))
-    for j in range(n):
-        dw += np.matmul(ogg[j], xg[j].transpose(0, 2, 1))
+
+    def cols(i: int, j: int) -> np.ndarray:
+        part = xs[i:j].reshape(j - i, c, size) if not strided else xs[i:j]
+        part = np.ascontiguousarray(part.transpose(1, 0, *range(2, part.ndim)))
+        return part.reshape(groups, c // groups, -1)
+
+    dw = _sample_gemm(og.reshape(n, f, size), cols, groups, n, c * size * x.itemsize)
     return dx, dw
 
 
