@@ -320,3 +320,15 @@ def test_symbol_block_imports_mxnet_foreach(tmp_path, golden):
                    mx.nd.array(golden["foreach_rnn:in:h"]))
         for j, o in enumerate(outs):
             _compare("foreach_rnn", j, o.asnumpy(), golden[f"foreach_rnn:sym:{j}"])
+
+
+def test_cond_branches_of_different_shapes_run():
+    """MXNet's _cond has no shape rule (its outputs are known once run): branches of other
+    shapes leave the output shape unknown to inference, and each branch runs."""
+    x = mx.sym.var("x")
+    out = mx.sym.contrib.cond(mx.sym.sum(x) > 0, lambda: x * 2,
+                              lambda: mx.sym.sum(x, axis=0))[0]
+    assert out.infer_shape_partial(x=(2, 3))[1] == [()]
+    for sign, shape in ((1, (2, 3)), (-1, (3,))):
+        got = out.bind(mx.cpu(), {"x": sign * mx.nd.ones((2, 3))}).forward()[0]
+        assert got.shape == shape

@@ -23,6 +23,12 @@ the ``*_locs`` attributes index.
 * ``_cond``: ``cond_input_locs``/``then_input_locs``/``else_input_locs`` pick each subgraph's
   inputs; the branch the condition's scalar selects gives the outputs.
 
+Shape inference: MXNet 1.9.1 registers none for ``_while_loop`` and ``_cond`` (their output
+shapes are known after a run; its ``infer_shape`` returns ``None`` for such graphs); gluonport
+infers them from the bodies (``_while_loop`` step outputs with ``max_iterations`` rows; a
+``_cond`` output whose branches disagree stays unknown), which the ONNX export and the size
+budget need. ``_foreach`` follows MXNet's ForeachShape.
+
 Gradients: as MXNet registers FGradient for all three, each rule builds the op's
 ``_backward_*`` node with the same subgraphs (``flow_grad.py``), through ``Subgraph.call``.
 """
@@ -244,12 +250,18 @@ def _cond_shape(p: Any, ins: list) -> tuple[list, list]:
         sub_ins, sub_outs = sub.shapes([new[k] for k in locs])
         for k, s in zip(locs, sub_ins):
             new[k] = merge(new[k], s)
-        if sub is not subs[0]:
-            try:
-                outs = [merge(a, b) for a, b in zip(outs, sub_outs)]
-            except ShapeError as exc:
-                raise ShapeError(f"_cond: the branches' outputs differ in shape: {exc}") from None
+        if sub is subs[1]:
+            outs = list(sub_outs)
+        elif sub is subs[2]:  # branches of other shapes: known only once run, as in MXNet
+            outs = [_merge_or_unknown(a, b) for a, b in zip(outs, sub_outs)]
     return new, outs
+
+
+def _merge_or_unknown(a: Any, b: Any) -> Any:
+    try:
+        return merge(a, b)
+    except ShapeError:
+        return None
 
 
 def _cond_type(p: Any, ins: list) -> tuple[list, list]:
