@@ -338,8 +338,7 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
     if isinstance(ctx, str):
         ctx = _parse_ctx(ctx)
     try:
-        inplace = out is not None and (out[0] if isinstance(out, (list, tuple)) and out
-                                       else out) is (call.inputs[0] if call.inputs else None)
+        inplace = _writes_over_inputs(out, call)
         results = op.run(call.params, arrays, is_train=recording.is_training(),
                          inplace=inplace)
     except GluonportError:
@@ -364,6 +363,20 @@ def invoke(op_name: str, args: Sequence[Any] = (), kwargs: dict | None = None, *
                 t._ag = r._ag
         return out
     return outs[0] if n_vis == 1 else outs
+
+
+def _writes_over_inputs(out: Any, call: Any) -> bool:
+    """Whether ``out`` is the call's first input (OpDef.inplace_compute's case); with several
+    targets (a multi-tensor optimizer update, ``out=weights``) each ``out[k]`` must be the
+    input named like the first one with suffix ``_k`` (``weight_k``)."""
+    targets = list(out) if isinstance(out, (list, tuple)) else [out]
+    if out is None or not targets or not call.inputs or targets[0] is not call.inputs[0]:
+        return False
+    if len(targets) == 1:
+        return True
+    stem = call.input_names[0].rpartition("_")[0]
+    named = dict(zip(call.input_names, call.inputs))
+    return all(named.get(f"{stem}_{k}") is t for k, t in enumerate(targets))
 
 
 def _parse_ctx(text: str) -> Context:

@@ -115,9 +115,11 @@ class OpDef:
     no_onnx:
         Why there is no ONNX export, when there is none by design.
     inplace_compute:
-        Compute for an imperative call whose ``out=`` is its first input, when MXNet's kernel
-        then gives a different result because it reads that input after writing the output
-        (``nag_mom_update(w, g, mom, out=w)``, as MXNet's NAG optimizer calls it).
+        Compute for an imperative call whose ``out=`` is its first input (for a multi-tensor
+        update, each ``out[k]`` its input ``weight_k``), when MXNet's kernel then gives a
+        different result because it reads that input after writing the output
+        (``nag_mom_update(w, g, mom, out=w)``, as MXNet's NAG optimizer calls it), or to write
+        the result straight into that input (the SGD updates); it may return the input itself.
     unavailable:
         ``unavailable(attrs) -> reason | None``: why a loaded node of this op cannot be built
         here (``Custom`` with an ``op_type`` nobody registered); the node then loads as a
