@@ -22,7 +22,7 @@ from ..._core.attr_fields import REQUIRED, Bool, Float, FloatTuple, Int, Shape
 from ...errors import OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..registry import OpDef, register
-from .update import F32, NO_GRAD, NO_ONNX, check_same_shapes, clip, rescale_value
+from .update import F32, NO_GRAD, NO_ONNX, check_same_shapes, clip, rescale_value, sgd_into
 
 __all__: list[str] = []
 
@@ -109,21 +109,11 @@ def _multi_type(per: tuple[str, ...], count_attr: str, mp_states: tuple[str, ...
 
 
 # --- multi SGD --------------------------------------------------------------------------------
-def _sgd_kernel(p, w, g, mom, lr, wd, mt):
-    """One tensor of MXNet's MultiSGD kernel in master type ``mt``; ``mom`` may be None."""
-    mt = np.dtype(mt).type
-    lr, wd, m = mt(lr), mt(wd), mt(p.get("momentum", 0.0) if mom is not None else 0.0)
-    g = g.astype(mt, copy=False)
-    prev = mom if mom is not None else np.zeros_like(w)
-    if p.clip_gradient >= 0:
-        step = lr * clip(mt(p.rescale_grad) * g, mt(p.clip_gradient))
-    else:
-        step = lr * mt(p.rescale_grad) * g
-    new_mom = m * prev - lr * wd * w - step
-    return w + new_mom, new_mom
-
-
-def _multi_sgd(name: str, per: tuple[str, ...], preloaded: bool):
+def _multi_sgd(name: str, per: tuple[str, ...], preloaded: bool, inplace: bool):
+    """A multi SGD op's compute: MXNet's MultiSGD kernel per tensor in its master type
+    (``w + (m*mom - (lr*wd)*w - step)``, see :func:`.update.sgd_into`). ``inplace``: the call's
+    ``out`` are the weights (MXNet's SGD optimizer's call), so each new weight is written
+    straight into its weight."""
     has_mom, mp = "mom" in per, "weight32" in per
 
     def compute(p, *arrays):
@@ -144,12 +134,14 @@ def _multi_sgd(name: str, per: tuple[str, ...], preloaded: bool):
             mom = grp[per.index("mom")] if has_mom else None
             master = grp[per.index("weight32")] if mp else w
             mt = F32 if mp else w.dtype
-            new_w, new_mom = _sgd_kernel(p, master, g, mom, lrs[i], wds[i], mt)
-            if has_mom:
-                mom[...] = new_mom
+            dst = master if mp or inplace else np.empty_like(w)
+            sgd_into(dst, master, g, mom, mt, lrs[i], wds[i],
+                     p.get("momentum", 0.0) if has_mom else 0.0, p.rescale_grad,
+                     p.clip_gradient)
             if mp:
-                master[...] = new_w
-            outs.append(new_w.astype(w.dtype))
+                dst = w if inplace else np.empty_like(w)
+                np.copyto(dst, master, casting="unsafe")
+            outs.append(dst)
         return outs
 
     return compute
@@ -172,7 +164,8 @@ for _base, _per in (("sgd_update", ("weight", "grad")),
             _name, params=_params, inputs=_names(_per, "num_weights", _tail), variadic="",
             aux=_mutated(_per, "num_weights", _states),
             num_outputs=lambda p: int(p.get("num_weights", 1)),
-            compute=_multi_sgd(_name, _per, _pre),
+            compute=_multi_sgd(_name, _per, _pre, False),
+            inplace_compute=_multi_sgd(_name, _per, _pre, True),
             infer_shape=_multi_shape(_per, "num_weights",
                                      ((lambda n: (n,)),) * 2 if _pre else ()),
             infer_type=_multi_type(_per, "num_weights", _states), no_onnx=NO_ONNX,

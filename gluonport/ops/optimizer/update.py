@@ -24,7 +24,8 @@ from ...errors import DTypeError, ShapeError
 from ..infer import fmt
 from ..registry import OpDef, register
 
-__all__ = ["NO_ONNX", "NO_GRAD", "clip", "f32", "check_same_shapes", "rescale_value", "mp_type"]
+__all__ = ["NO_ONNX", "NO_GRAD", "clip", "f32", "check_same_shapes", "rescale_value", "mp_type",
+           "sgd_into"]
 
 NO_ONNX = ("an optimizer update writes its weight and states in place (MXNet's FMutateInputs); "
            "ONNX graphs are inference functions, so training updates are not exported")
@@ -108,62 +109,125 @@ def _lr():
 _SCALE = {"rescale_grad": Float(1.0), "clip_gradient": Float(-1.0)}
 
 
-# --- SGD --------------------------------------------------------------------------------------
-def _sgd(p, w, g):
-    t = w.dtype.type
-    lr, wd = t(p.lr), t(p.wd)
-    if p.clip_gradient >= 0:
-        out = (F32(1.0) - lr * wd).astype(t) * w - lr * clip(t(p.rescale_grad) * g,
-                                                            t(p.clip_gradient))
+# --- SGD ----------------------------------------------------------------------------------------
+# The SGD kernels run blockwise and write straight into their destination (the weight itself
+# when called with ``out=weight``, MXNet's optimizers' call): the same elementwise operations in
+# the same order as MXNet's kernel, so the results are bit-identical to whole-array expressions,
+# with a few cache-sized scratch blocks instead of full-size temporaries.
+_BLOCK = 1 << 15  # elements per block
+
+
+def _blockwise(kernel: Callable, arrays: Sequence[np.ndarray], scratch: Sequence) -> None:
+    """``kernel(*blocks, *scratch_blocks)`` over matching flat blocks of same-shape ``arrays``
+    (one scratch block per dtype in ``scratch``); not C-contiguous arrays run as one block."""
+    size = arrays[0].size
+    if not all(a.flags.c_contiguous for a in arrays):
+        kernel(*arrays, *(np.empty(arrays[0].shape, dt) for dt in scratch))
+        return
+    flat = [a.reshape(-1) for a in arrays]
+    bufs = [np.empty(min(size, _BLOCK), dt) for dt in scratch]
+    for s in range(0, size, _BLOCK):
+        e = min(s + _BLOCK, size)
+        kernel(*(f[s:e] for f in flat), *(b[:e - s] for b in bufs))
+
+
+def sgd_into(dst: np.ndarray, w: np.ndarray, g: np.ndarray, mom: np.ndarray | None, mt,
+             lr, wd, momentum, rescale, clip_gradient, decay_first: bool = False) -> None:
+    """MXNet's SGD kernels in element type ``mt``, written into ``dst`` (may be ``w``) and, with
+    momentum, ``mom`` (updated in place). ``step`` is ``lr*clip(rescale*g)`` (``clip_gradient
+    >= 0``) or ``(lr*rescale)*g``.
+
+    * momentum (``mom`` given; MXNet's ``sgd_mom_update`` and the multi-tensor kernel):
+      ``mom = momentum*mom - (lr*wd)*w - step``, ``dst = w + mom``;
+    * no ``mom``, ``decay_first=False`` (the multi-tensor kernel without momentum):
+      ``dst = w + ((0 - (lr*wd)*w) - step)``;
+    * no ``mom``, ``decay_first=True`` (``sgd_update``): ``dst = (1 - lr*wd)*w - step``.
+    """
+    t = np.dtype(mt).type
+    lr, wd, m, rs = t(lr), t(wd), t(momentum), t(rescale)
+    lr_wd, lr_rs = lr * wd, lr * rs
+    bound = t(clip_gradient) if clip_gradient >= 0 else None
+    coef = (F32(1.0) - lr_wd).astype(t)
+
+    def step_into(gb, out):
+        gb = gb.astype(t, copy=False)
+        if bound is None:
+            np.multiply(lr_rs, gb, out=out)
+        else:
+            np.multiply(rs, gb, out=out)
+            np.clip(out, -bound, bound, out=out)
+            np.multiply(lr, out, out=out)
+
+    def with_mom(db, wb, gb, mb, s1):
+        np.multiply(lr_wd, wb, out=s1)
+        np.multiply(m, mb, out=mb)
+        np.subtract(mb, s1, out=mb)
+        step_into(gb, s1)
+        np.subtract(mb, s1, out=mb)
+        np.add(wb, mb, out=db)
+
+    def no_mom(db, wb, gb, s1, s2):
+        np.multiply(lr_wd, wb, out=s1)
+        np.subtract(t(0) * t(0), s1, out=s1)  # the kernel's momentum term, 0 * 0
+        step_into(gb, s2)
+        np.subtract(s1, s2, out=s1)
+        np.add(wb, s1, out=db)
+
+    def decay(db, wb, gb, s1, s2):
+        np.multiply(coef, wb, out=s1)
+        step_into(gb, s2)
+        np.subtract(s1, s2, out=db)
+
+    if mom is not None:
+        _blockwise(with_mom, (dst, w, g, mom), (t,))
     else:
-        out = (F32(1.0) - lr * wd).astype(t) * w - (lr * t(p.rescale_grad)) * g
-    return (out,)
+        _blockwise(decay if decay_first else no_mom, (dst, w, g), (t, t))
 
 
-def _sgd_mom(p, w, g, mom):
-    t = w.dtype.type
-    lr, wd, m = t(p.lr), t(p.wd), t(p.momentum)
-    mom = m * mom - lr * wd * w - _grad_term(p, g, lr, t)
-    return w + mom, mom
+def _sgd_kernel(dst_of: Callable, mp: bool, has_mom: bool) -> Callable:
+    """An SGD op's compute: ``dst_of(w)`` is where the new weight goes (``w`` in place or a new
+    array); ``mp``: the master copy ``weight32`` (last input) is updated and cast to the
+    weight's dtype."""
+    def kernel(p, w, g, *states):
+        mom = states[0] if has_mom else None
+        master = states[-1] if mp else w
+        mt = F32 if mp else w.dtype
+        dst = master if mp else dst_of(w)
+        sgd_into(dst, master, g, mom, mt, p.lr, p.wd, p.momentum if has_mom else 0.0,
+                 p.rescale_grad, p.clip_gradient, decay_first=not has_mom)
+        if mp:
+            out = dst_of(w)
+            np.copyto(out, master, casting="unsafe")
+            return (out, *states)
+        return (dst, *states)
+
+    return kernel
 
 
-def _grad_term(p, g, lr, t):
-    """``lr * clip(rescale * g)`` or ``lr * rescale * g``: the SGD kernels' last term."""
-    if p.clip_gradient >= 0:
-        return lr * clip(t(p.rescale_grad) * g, t(p.clip_gradient))
-    return lr * t(p.rescale_grad) * g
+def _fresh(w: np.ndarray) -> np.ndarray:
+    return np.empty_like(w)
 
 
-def _mp_sgd(p, w, g, w32):
-    lr, wd = F32(p.lr), F32(p.wd)
-    g = g.astype(F32)
-    if p.clip_gradient >= 0:
-        new = (F32(1.0) - lr * wd) * w32 - lr * clip(F32(p.rescale_grad) * g,
-                                                      F32(p.clip_gradient))
-    else:
-        new = (F32(1.0) - lr * wd) * w32 - (lr * F32(p.rescale_grad)) * g
-    return new, new
-
-
-def _mp_sgd_mom(p, w, g, mom, w32):
-    lr, wd, m = F32(p.lr), F32(p.wd), F32(p.momentum)
-    mom = m * mom - lr * wd * w32 - _grad_term(p, g.astype(F32), lr, F32)
-    new = w32 + mom
-    return new, mom, new
+def _same(w: np.ndarray) -> np.ndarray:
+    return w
 
 
 _SGD = {"lr": _lr(), "wd": Float(0.0), **_SCALE, "lazy_update": Bool(True)}
 _SGD_MOM = {"lr": _lr(), "momentum": Float(0.0), "wd": Float(0.0), **_SCALE,
             "lazy_update": Bool(True)}
-_op("sgd_update", ("weight", "grad"), _SGD, _sgd,
+_op("sgd_update", ("weight", "grad"), _SGD, _sgd_kernel(_fresh, False, False),
+    inplace=_sgd_kernel(_same, False, False),
     doc="SGD: ``weight = (1 - lr*wd)*weight - lr*clip(rescale_grad*grad)``.")
-_op("sgd_mom_update", ("weight", "grad", "mom"), _SGD_MOM, _sgd_mom, (2,),
+_op("sgd_mom_update", ("weight", "grad", "mom"), _SGD_MOM, _sgd_kernel(_fresh, False, True),
+    (2,), inplace=_sgd_kernel(_same, False, True),
     doc="SGD with momentum: ``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``; "
         "``weight += mom``.")
-_op("mp_sgd_update", ("weight", "grad", "weight32"), _SGD, _mp_sgd, (2,), mp=True,
+_op("mp_sgd_update", ("weight", "grad", "weight32"), _SGD, _sgd_kernel(_fresh, True, False),
+    (2,), mp=True, inplace=_sgd_kernel(_same, True, False),
     doc="``sgd_update`` on a float32 master copy ``weight32`` of a float16 weight.")
-_op("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGD_MOM, _mp_sgd_mom, (2, 3),
-    mp=True, doc="``sgd_mom_update`` on a float32 master copy ``weight32``.")
+_op("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGD_MOM,
+    _sgd_kernel(_fresh, True, True), (2, 3), mp=True, inplace=_sgd_kernel(_same, True, True),
+    doc="``sgd_mom_update`` on a float32 master copy ``weight32``.")
 
 
 # --- NAG --------------------------------------------------------------------------------------
