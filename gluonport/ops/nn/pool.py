@@ -588,8 +588,29 @@ def _pooling_v1_onnx(ctx: LoweringContext) -> None:
     win.finish(ctx, y, work)
 
 
+def _max_grad_by_indices(ctx: LoweringContext, og: str, x: str, kernel, stride, pads,
+                         work) -> str:
+    """Max-pool's gradient at opset 16+: ``MaxPool``'s ``Indices`` (each window's first
+    maximum in row-major order, flat over the whole tensor; padding never wins) scatter-add
+    the output gradient into zeros shaped like the data (``ScatterElements``,
+    ``reduction='add'``). The caller checks every pad is smaller than the kernel, so no
+    window is padding only (onnxruntime refuses such pads)."""
+    _, idx = ctx.make("MaxPool", [x], outputs=2, kernel_shape=list(kernel),
+                      strides=list(stride), pads=list(pads) if any(pads) else None)
+    flat = ctx.make("Reshape", [x, ctx.ints([1, -1], "flat")])
+    zeros = ctx.make("Expand", [ctx.const(np.zeros((1, 1), work), "zero"),
+                                ctx.make("Shape", [flat])])
+    row = ctx.ints([1, -1], "row")
+    dx = ctx.make("ScatterElements", [zeros, ctx.make("Reshape", [idx, row]),
+                                      ctx.make("Reshape", [og, row])],
+                  axis=1, reduction="add")
+    return ctx.make("Reshape", [dx, ctx.make("Shape", [x])])
+
+
 def _pool_grad_onnx(ctx: LoweringContext, v1: bool) -> None:
-    """The gradient as col2im of per-tap contributions: the padded data's im2col columns
+    """Max (not v1) at opset 16+ with every pad smaller than the kernel: MaxPool's indices
+    and a scatter-add (:func:`_max_grad_by_indices`). Otherwise the gradient as col2im of
+    per-tap contributions: the padded data's im2col columns
     (N, C, taps, windows) give max's first-maximum one-hot (``ArgMax``; v1: ``Equal`` to the
     output, every tie) times the output gradient, avg/sum/lp the output gradient (divided by
     the divisor, or by ``y^(p-1)``) on every tap; col2im sums them into the padded image,
@@ -608,6 +629,12 @@ def _pool_grad_onnx(ctx: LoweringContext, v1: bool) -> None:
     sp = shape[1:-1] if last else shape[2:]
     c = shape[-1] if last else shape[1]
     kind = p.pool_type
+    after = win.end_pads(sp, kernel, stride, pad, out_sp)
+    if (kind == "max" and not v1 and ctx.opset >= 16
+            and all(b < k and a < k for b, a, k in zip(pad, after, kernel))):
+        dx = _max_grad_by_indices(ctx, og, x, kernel, stride, list(pad) + after, work)
+        win.finish(ctx, dx, work, win.last_perm(rank) if last else None)
+        return
     total = _padded_size(sp, kernel, stride, pad, out_sp)
     taps, windows = int(np.prod(kernel)), int(np.prod(out_sp))
     og_r = ctx.make("Reshape", [og, ctx.ints([0, c, 1, windows], "og_r")])
