@@ -1,23 +1,27 @@
 """Control flow whose iterations are known while importing, unrolled into the graph.
 
-MXNet 1.x graphs are static; an ONNX ``If`` whose condition folds to a constant, a ``Scan``
-whose sequence length is static, and a ``Loop`` with a constant trip count whose body passes
-its condition through unchanged become plain nodes here, during constant folding
-(:mod:`._import_fold` calls :func:`unroll` on each node it cannot fold):
+An ONNX ``If`` whose condition folds to a constant and a ``Loop`` with a constant trip count
+whose body passes its condition through unchanged become plain nodes here, during constant
+folding (:mod:`._import_fold` calls :func:`unroll` on each node it cannot fold):
 
 * ``If``: the taken branch's nodes;
-* ``Scan`` (opset 9+): the body once per step, each scan input sliced with ``Gather`` at the
-  step (from the end for reverse directions), the states threaded through, each scan output
-  stacked with ``Unsqueeze`` + ``Concat`` along its axis;
 * ``Loop``: the body ``M`` times (``M`` a constant; the ``cond`` input absent or true, and the
   body's condition output its condition input), loop-carried values threaded, scan outputs
-  stacked along a new first axis.
+  stacked along a new first axis; the iteration number is a constant in each copy, so what
+  the body computes from it folds.
+
+A ``Scan`` is not unrolled: it imports as MXNet's ``_foreach`` (importers/control.py), which
+measured as fast or faster than the unrolled body on both runtimes, at a fraction of the
+import time (a 64-unit tanh RNN cell, batch 8, one thread, best of 40; unrolled vs
+``_foreach``: 10 steps import 102 vs 3 ms, numpy executor 0.87 vs 0.77 ms, onnxruntime
+(re-exported) 0.06 vs 0.06 ms; 50 steps 137 vs 3 ms, 4.4 vs 3.6 ms, 0.25 vs 0.23 ms; 400 steps
+586 vs 3 ms, 36 vs 31 ms, 2.3 vs 1.9 ms), and onnx's backend suite passes the same tests.
 
 Every tensor a copy of a body makes is renamed uniquely (``<node>__<step>__<name>``); names
-the body reads from outside stay. Past ``MAX_UNROLL_WITH_OP_NODES`` copied nodes a Scan, or a
-Loop without scan outputs, stays as it is and its import handler maps it onto MXNet's
-``_foreach`` / ``_while_loop`` (as it does when the step count is known only at run time); past
-``MAX_UNROLL_NODES`` a Loop with scan outputs stays too, and is refused with the reason.
+the body reads from outside stay. Past ``MAX_UNROLL_WITH_OP_NODES`` copied nodes a Loop without
+scan outputs stays as it is and its import handler maps it onto MXNet's ``_while_loop`` (as it
+does when the step count is known only at run time); past ``MAX_UNROLL_NODES`` a Loop with scan
+outputs stays too, and is refused with the reason.
 """
 
 from __future__ import annotations
@@ -31,13 +35,9 @@ from ._import_expand import rename_graph
 __all__ = ["unroll", "Names", "MAX_UNROLL_NODES", "MAX_UNROLL_WITH_OP_NODES"]
 
 MAX_UNROLL_NODES = 20_000  # nodes one unrolled Loop with scan outputs may add
-#: Nodes an unrolled Scan, or Loop without scan outputs, may add. Past it they import as
-#: MXNet's _foreach / _while_loop (importers/control.py), whose import time and graph size
-#: do not grow with the step count. Measured on a 64-unit tanh RNN cell (batch 8, one
-#: thread, best of 40 on a loaded 2-core machine), unrolled vs _foreach: 50 steps (355
-#: nodes): import 181 vs 5 ms, numpy executor 7.3 vs 8.1 ms, onnxruntime (re-exported) 0.52
-#: vs 0.43 ms; 400 steps (2,805 nodes): import 908 vs 5 ms, numpy 57 vs 59 ms, onnxruntime
-#: 4.6 vs 3.3 ms. Small loops stay unrolled (plain ops, a little faster on numpy).
+#: Nodes an unrolled Loop without scan outputs may add; past it, it imports as MXNet's
+#: _while_loop (importers/control.py), whose import time and graph size do not grow with the
+#: step count.
 MAX_UNROLL_WITH_OP_NODES = 1_000
 
 
@@ -140,64 +140,6 @@ def _stack(parts: list[str], axis: int, names: Names, base: str, opset: int) -> 
     return nodes, ups
 
 
-def _unroll_scan(node: onnx.NodeProto, types: dict, names: Names, opset: int) -> list | None:
-    body = _graph(node, "body")
-    m = int(_attr(node, "num_scan_inputs", 0))
-    if body is None or opset < 9 or m < 1:
-        return None
-    n_state = len(node.input) - m
-    scans = list(node.input[n_state:])
-    in_axes = list(_attr(node, "scan_input_axes", None) or [0] * m)
-    in_dirs = list(_attr(node, "scan_input_directions", None) or [0] * m)
-    k = len(body.output) - n_state
-    out_axes = list(_attr(node, "scan_output_axes", None) or [0] * k)
-    out_dirs = list(_attr(node, "scan_output_directions", None) or [0] * k)
-    length = None
-    for j, name in enumerate(scans):
-        shape = types.get(name, (None, None))[1]
-        if shape is None:
-            return None
-        ax = in_axes[j] + len(shape) if in_axes[j] < 0 else in_axes[j]
-        in_axes[j] = ax
-        if not isinstance(shape[ax], int):
-            return None
-        length = shape[ax]
-    if not length or length * max(len(body.node), 1) > MAX_UNROLL_WITH_OP_NODES:
-        return None
-    base = _base(node)
-    nodes: list = []
-    states = list(node.input[:n_state])
-    outs: list[list[str]] = [[] for _ in range(k)]
-    for t in range(length):
-        binding = dict(zip([i.name for i in body.input[:n_state]], states))
-        for j, name in enumerate(scans):
-            step = length - 1 - t if in_dirs[j] else t
-            c, idx = _const(names, f"{base}__t{t}", np.array(step, np.int64))
-            sl = names.fresh(f"{base}__{t}__in{j}")
-            nodes += [c, helper.make_node("Gather", [name, idx], [sl], axis=in_axes[j])]
-            binding[body.input[n_state + j].name] = sl
-        copy, results = inline_graph(body, binding, names, f"{base}__{t}__")
-        nodes += copy
-        states = results[:n_state]
-        for j in range(k):
-            outs[j].append(results[n_state + j])
-    nodes += _bind(node, states)
-    for j in range(k):
-        if len(node.output) <= n_state + j or not node.output[n_state + j]:
-            continue
-        parts = outs[j][::-1] if out_dirs[j] else outs[j]
-        axis = out_axes[j]
-        if axis < 0:  # counted on the stacked output: one more dim than the body's output
-            tt = body.output[n_state + j].type.tensor_type
-            if not tt.HasField("shape"):
-                return None
-            axis += len(tt.shape.dim) + 1
-        more, ups = _stack(parts, axis, names, f"{base}__out{j}", opset)
-        nodes += more + [helper.make_node("Concat", ups, [node.output[n_state + j]],
-                                          axis=axis)]
-    return nodes
-
-
 def _passes_cond(body: onnx.GraphProto) -> bool:
     """The body's condition output is its condition input (directly or via Identity)."""
     cond_in, cond_out = body.input[1].name, body.output[0].name
@@ -255,8 +197,6 @@ def unroll(node: onnx.NodeProto, consts: dict, types: dict, names: Names, opset:
         return None
     if node.op_type == "If":
         return _unroll_if(node, consts, names)
-    if node.op_type == "Scan":
-        return _unroll_scan(node, types, names, opset)
     if node.op_type == "Loop":
         return _unroll_loop(node, consts, names, opset)
     return None

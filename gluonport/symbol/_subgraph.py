@@ -30,11 +30,14 @@ class Subgraph:
         self._plan: Any = None
         self._order: list | None = None
         self._grad_exec: Any = None
+        self._inputs: list[str] | None = None
 
     @property
     def input_names(self) -> list[str]:
         """The subgraph's inputs (variables, DFS order): what the ops' ``*_locs`` index."""
-        return self.symbol.list_inputs()
+        if self._inputs is None:
+            self._inputs = self.symbol.list_inputs()
+        return self._inputs
 
     @property
     def n_outputs(self) -> int:

@@ -206,13 +206,10 @@ def test_imported_cond_saves_json_that_loads_back():
     assert json.loads(text)["nodes"][-1]["subgraphs"]
 
 
-@pytest.mark.parametrize("length,op", [(5, None), (300, "_foreach")])
-def test_static_scan_unrolls_up_to_the_limit(length, op):
-    """A static-length Scan is unrolled while it adds at most MAX_UNROLL_WITH_OP_NODES
-    nodes (4 per step here: 5 steps); a longer one imports as _foreach (300 steps: 1,200)."""
-    from gluonport.onnx._import_unroll import MAX_UNROLL_WITH_OP_NODES
-
-    assert 5 * 4 <= MAX_UNROLL_WITH_OP_NODES < 300 * 4
+@pytest.mark.parametrize("length", [5, 300])
+def test_static_scan_is_foreach(length):
+    """A Scan of static length imports as _foreach too (it is not unrolled: as fast, and its
+    import does not grow with the length)."""
     model = _scan_model()
     for vi_ in list(model.graph.input) + list(model.graph.output):
         for d in vi_.type.tensor_type.shape.dim:
@@ -222,7 +219,32 @@ def test_static_scan_unrolls_up_to_the_limit(length, op):
     feeds = {"s0": rng.standard_normal(2).astype(np.float32), "p0": np.ones(2, np.float32),
              "x": (rng.standard_normal((2, length)) * 0.1).astype(np.float32),
              "y": rng.uniform(0.99, 1.01, (length, 2)).astype(np.float32)}
-    _check(model, feeds, op)
+    _check(model, feeds, "_foreach")
+
+
+def _loop_const_model(trips: int):
+    """acc = acc * 0.5 + i, M constant, the body passing its condition through."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=F),
+         _const("half", np.array(0.5, np.float32)),
+         helper.make_node("Mul", ["acc_in", "half"], ["h"]),
+         helper.make_node("Add", ["h", "fi"], ["acc_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])], "body",
+        [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, [3])],
+        [vi("c_out", B, []), vi("acc_out", F, [3])])
+    node = helper.make_node("Loop", ["M", "", "a0"], ["acc"], body=body, name="loop")
+    m = numpy_helper.from_array(np.array(trips, np.int64), "M")
+    return _model([node], [vi("a0", F, [3])], [vi("acc", F, [3])], [m])
+
+
+@pytest.mark.parametrize("trips,op", [(5, None), (300, "_while_loop")])
+def test_constant_loop_unrolls_up_to_the_limit(trips, op):
+    """A Loop of constant trip count without scan outputs is unrolled while it adds at most
+    MAX_UNROLL_WITH_OP_NODES nodes (5 per step: 5 steps); a longer one is a _while_loop."""
+    from gluonport.onnx._import_unroll import MAX_UNROLL_WITH_OP_NODES
+
+    assert 5 * 5 <= MAX_UNROLL_WITH_OP_NODES < 300 * 5
+    _check(_loop_const_model(trips), {"a0": np.array([0.5, -1, 2], np.float32)}, op)
 
 
 def _scan8_model(seq_lens=None):

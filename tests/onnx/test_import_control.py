@@ -1,6 +1,6 @@
-"""If / Scan / Loop whose iterations are known while importing, unrolled
-(gluonport/onnx/_import_unroll.py), against onnxruntime on the same model; and the clear
-refusal of control flow that cannot be unrolled."""
+"""If / Loop whose iterations are known while importing, unrolled
+(gluonport/onnx/_import_unroll.py), and Scan (imported as _foreach), against onnxruntime on
+the same model; and the clear refusal of control flow that cannot be imported."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Import handlers for ONNX control flow: If, Loop, Scan.
 
-Control flow whose iterations are known while importing is unrolled during folding
-(:mod:`.._import_unroll`): an ``If`` with a constant condition, a ``Loop`` with a constant trip
-count whose body passes its condition through, a ``Scan`` of static length. The unrolled
-graph is plain MXNet ops (which MXNet 1.9.1 and onnxruntime run without a subgraph call per
-step), so it is kept where it applies. What reaches these handlers maps onto MXNet 1.9.1's
-control-flow ops, each body imported as a subgraph (:mod:`.._import_body`):
+An ``If`` with a constant condition and a short ``Loop`` with a constant trip count whose body
+passes its condition through are unrolled during folding (:mod:`.._import_unroll`: the taken
+branch; the body per step, its iteration number folding to a constant). What reaches these
+handlers maps onto MXNet 1.9.1's control-flow ops, each body imported as a subgraph
+(:mod:`.._import_body`):
 
 * ``If`` -> ``_cond`` (the condition through an identity subgraph; branches without inputs);
 * ``Scan`` (opset 9+) -> ``_foreach`` over axis 0: scan inputs on another axis are transposed
@@ -142,13 +141,26 @@ def scan(ctx: ImportContext, *inputs: Value, body: Any, num_scan_inputs: int,
     for k, y in enumerate(res[:n_out]):
         if out_dirs[k]:
             y = _op("reverse", y, axis=0)
-        shape = ctx.out_shape(n_states + k)
-        rank = None if shape is None else len(shape)
-        ax = _axis(out_axes[k], rank, ctx, f"scan output {k}")
+        ax = out_axes[k]
+        if ax:
+            rank = _scan_output_rank(ctx, n_states + k, body.output[n_states + k])
+            ax = _axis(ax, rank, ctx, f"scan output {k}")
         if ax:
             y = _op("transpose", y, axes=(*range(1, ax + 1), 0, *range(ax + 1, rank)))
         stacked.append(y)
     return list(res[n_out:]) + stacked
+
+
+def _scan_output_rank(ctx: ImportContext, i: int, body_out: Any) -> int | None:
+    """The rank of Scan output ``i`` (a stacked step output): ONNX shape inference's, else
+    the body output's declared rank plus one."""
+    shape = ctx.out_shape(i)
+    if shape is not None:
+        return len(shape)
+    t = body_out.type.tensor_type
+    if t.HasField("shape"):
+        return len(t.shape.dim) + 1
+    return None
 
 
 @importer("Loop", since=1)
