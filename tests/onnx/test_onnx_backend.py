@@ -51,8 +51,8 @@ EXCLUDE: dict[str, list[str]] = {
     # --- types ---
     "string tensors": [r"^test_string_", r"^test_strnorm", r"^test_regex_full_match",
                        r"^test_equal_string", r"^test_cast(like)?_.*STRING"],
-    # (If with a constant condition, Loop with a constant trip count and Scan of static length
-    # are unrolled: gluonport/onnx/_import_unroll; the rest, Scan-8 included, import onto
+    # (If with a constant condition and Loop with a constant trip count are unrolled:
+    # gluonport/onnx/_import_unroll; the rest and every Scan, Scan-8 included, import onto
     # MXNet's _cond/_while_loop/_foreach: gluonport/onnx/importers/control.py)
     # (sequences built and read inside the graph with known positions and sizes are
     # expanded into their tensors, optionals holding tensors resolved where their presence
