@@ -162,12 +162,12 @@ def test_deconv_is_the_transpose_of_conv():
 
 
 def test_batch_chunks_give_the_same_result(monkeypatch):
-    from gluonport.ops.nn import conv
+    from gluonport.ops.nn import conv_kernels
 
     x, w = _rand(5, 3, 8, 8), _rand(4, 3, 3, 3)
     args = dict(kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True)
     whole = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), **args).asnumpy()
-    monkeypatch.setattr(conv, "_COL_BUDGET", 1)
+    monkeypatch.setattr(conv_kernels, "_COL_BUDGET", 1)
     chunked = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), **args).asnumpy()
     np.testing.assert_array_equal(whole, chunked)
 

@@ -1,0 +1,193 @@
+"""numpy kernels of the convolution ops (:mod:`.conv`): channels-first N-D convolution
+(:func:`conv_nd`) and transposed convolution (:func:`deconv_nd`), with the window helpers the
+gradient and im2col kernels share (:func:`pad_input`, :func:`window_view`,
+:func:`tap_offsets`). Geometry and MXNet's semantics (output sizes, dtypes, layouts) are
+:mod:`.conv`'s; these take channels-first float arrays and a :class:`~.conv.Geometry`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...errors import ShapeError
+
+if TYPE_CHECKING:
+    from .conv import Geometry
+
+__all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view"]
+
+_COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
+
+
+def conv_out_size(x: int, k: int, s: int, d: int, p: int) -> int:
+    """MXNet's ``floor((x + 2p - d(k-1) - 1) / s) + 1`` (0 when ``x`` is unknown).
+
+    >>> conv_out_size(224, k=7, s=2, d=1, p=3), conv_out_size(0, 3, 1, 1, 1)
+    (112, 0)
+    """
+    return 0 if x == 0 else (x + 2 * p - (d * (k - 1) + 1)) // s + 1
+
+
+def tap_offsets(kernel: Sequence[int]) -> list[tuple[int, ...]]:
+    return list(itertools.product(*(range(k) for k in kernel)))
+
+
+def _conv_1x1(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    """A 1x1 convolution is one matmul (stride subsamples the input first)."""
+    n, c = x.shape[:2]
+    if any(s > 1 for s in g.stride):
+        x = np.ascontiguousarray(x[(slice(None), slice(None)) + tuple(
+            slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sp, g.stride))])
+    f = w.shape[0]
+    cols = x.reshape(n, groups, c // groups, -1)
+    out = np.matmul(w.reshape(groups, f // groups, c // groups), cols)
+    return out.reshape(n, f, *out_sp)
+
+
+def pad_input(x: np.ndarray, g: Geometry) -> np.ndarray:
+    """``x`` with ``g.pad`` zeros on both sides of every spatial axis (``x`` itself if none)."""
+    if not any(g.pad):
+        return x
+    n, c, *sp = x.shape
+    out = np.zeros((n, c, *(s + 2 * p for s, p in zip(sp, g.pad))), x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(g.pad, sp))] = x
+    return out
+
+
+def window_view(xp: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+    """The read-only (N, C, *kernel, *out_sp) view of the padded input whose element
+    ``[n, c, k..., o...]`` is ``xp[n, c, o*stride + k*dilate ...]``: every tap of every output
+    position, without copying."""
+    sp_strides = xp.strides[2:]
+    return np.lib.stride_tricks.as_strided(
+        xp, (*xp.shape[:2], *g.kernel, *out_sp),
+        (*xp.strides[:2], *(d * s for d, s in zip(g.dilate, sp_strides)),
+         *(t * s for t, s in zip(g.stride, sp_strides))), writeable=False)
+
+
+def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
+    """Pad ``x`` and split it into stride phases: returns ``P`` of shape (N, C, R, prod(Q)),
+    the phase-image dims Q, and per tap its phase index and flat offset.
+
+    Output position ``o`` of tap ``k`` reads padded input ``o*s + k*d``; with ``k*d = q*s + r``
+    that is phase ``r`` at ``o + q``, so every tap is one contiguous slice of a flat phase
+    image (rows are computed full width and cropped afterwards).
+    """
+    n, c, *sp = x.shape
+    qmax = [((k - 1) * d) // s for k, d, s in zip(g.kernel, g.dilate, g.stride)]
+    q_dims = [max(-(-(x_ + 2 * p) // s), o + qm) for x_, p, s, o, qm in
+              zip(sp, g.pad, g.stride, out_sp, qmax)]
+    q_dims[0] += 1  # one spare row: full-width slices of the last output row stay in bounds
+    padded = np.zeros((n, c, *(q * s for q, s in zip(q_dims, g.stride))), x.dtype)
+    padded[(slice(None), slice(None)) + tuple(slice(p, p + x_) for p, x_ in
+                                              zip(g.pad, sp))] = x
+    if any(s > 1 for s in g.stride):
+        split = padded.reshape(n, c, *itertools.chain(*zip(q_dims, g.stride)))
+        nd = g.nd
+        order = (0, 1, *(3 + 2 * i for i in range(nd)), *(2 + 2 * i for i in range(nd)))
+        padded = np.ascontiguousarray(split.transpose(order))
+    flat = padded.reshape(n, c, int(np.prod(g.stride)), -1)
+    fs = [int(np.prod(q_dims[i + 1:])) for i in range(g.nd)]
+    taps = []
+    for k in tap_offsets(g.kernel):
+        kd = [ki * d for ki, d in zip(k, g.dilate)]
+        r = int(np.ravel_multi_index([v % s for v, s in zip(kd, g.stride)], g.stride))
+        taps.append((r, sum((v // s) * f for v, s, f in zip(kd, g.stride, fs))))
+    return flat, q_dims, taps
+
+
+def _depthwise(x, w, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+    """One filter per channel (MobileNet's 3x3s): a multiply-accumulate per kernel tap, each tap
+    one contiguous slice of the flat phase image (full-width rows, cropped at the end), into
+    one scratch buffer: no im2col and no loop over channels."""
+    flat, q_dims, taps = _phase_split(x, g, out_sp)
+    n, c = x.shape[:2]
+    length = out_sp[0] * int(np.prod(q_dims[1:]))
+    wt = w.reshape(c, len(taps), 1).astype(np.result_type(x, w), copy=False)
+    out = np.empty((n, c, length), wt.dtype)
+    tmp = np.empty_like(out)
+    for i, (r, off) in enumerate(taps):
+        if i == 0:
+            np.multiply(wt[:, i], flat[:, :, r, off:off + length], out=out)
+        else:
+            np.multiply(wt[:, i], flat[:, :, r, off:off + length], out=tmp)
+            out += tmp
+    full = out.reshape(n, c, out_sp[0], *q_dims[1:])
+    return np.ascontiguousarray(full[(slice(None),) * 3 + tuple(slice(0, o)
+                                                                 for o in out_sp[1:])])
+
+
+def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    """im2col + one matmul per group: the column buffer (N, C*taps, prod(out_sp)) is a single
+    copy of the strided window view, already in the exact output size (nothing to crop)."""
+    n, c = x.shape[:2]
+    f = w.shape[0]
+    if groups == c and f == c:
+        return _depthwise(x, w, g, out_sp)
+    view = window_view(pad_input(x, g), g, out_sp)
+    cg, t = c // groups, int(np.prod(g.kernel))
+    col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
+    out = np.matmul(w.reshape(groups, f // groups, cg * t), col)
+    return out.reshape(n, f, *out_sp)
+
+
+def _conv_chunks(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
+    """Run the im2col path over batch chunks so the column buffer stays bounded."""
+    n, c = x.shape[:2]
+    per_item = c * int(np.prod(g.kernel)) * int(np.prod(out_sp)) * x.itemsize
+    step = max(1, _COL_BUDGET // max(per_item, 1))
+    if step >= n:
+        return _conv_general(x, w, g, groups, out_sp)
+    parts = [_conv_general(x[i:i + step], w, g, groups, out_sp) for i in range(0, n, step)]
+    return np.concatenate(parts, axis=0)
+
+
+def conv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
+            groups: int = 1) -> np.ndarray:
+    """Channels-first N-D cross-correlation, MXNet's Convolution, in ``x``'s float dtype.
+
+    ``x`` (N, C, *S), ``w`` (F, C/groups, *kernel), ``b`` (F,) or None.
+    """
+    out_sp = [conv_out_size(s, k, st, d, p) for s, k, st, d, p in
+              zip(x.shape[2:], g.kernel, g.stride, g.dilate, g.pad)]
+    if min(out_sp) < 1:
+        raise ShapeError(f"Convolution: kernel {g.kernel} (dilate {g.dilate}) exceeds data "
+                         f"{x.shape} padded by {g.pad}")
+    if all(k == 1 for k in g.kernel) and not any(g.pad):
+        out = _conv_1x1(x, w, g, groups, out_sp)
+    else:
+        out = _conv_chunks(x, w, g, groups, out_sp)
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * g.nd)
+    return out
+
+
+def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
+              pad: Sequence[int], out_sp: Sequence[int], groups: int = 1) -> np.ndarray:
+    """Channels-first N-D transposed convolution, MXNet's Deconvolution.
+
+    ``x`` (N, C, *S), ``w`` (C, F/groups, *kernel). One matmul gives every tap's
+    contribution; each tap is then added into a strided window of the output (col2im).
+    """
+    n, c, *sp = x.shape
+    fg, t = w.shape[1], int(np.prod(g.kernel))
+    cg = c // groups
+    wg = w.reshape(groups, cg, fg * t).transpose(0, 2, 1)
+    cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, groups * fg, t, *sp)
+    full_sp = [max(s * (x_ - 1) + g.dilated(i), p + o) for i, (x_, s, p, o) in
+               enumerate(zip(sp, g.stride, pad, out_sp))]
+    full = np.zeros((n, groups * fg, *full_sp), cols.dtype)
+    for i, k in enumerate(tap_offsets(g.kernel)):
+        window = tuple(slice(ki * d, ki * d + (x_ - 1) * s + 1, s) for ki, d, x_, s in
+                       zip(k, g.dilate, sp, g.stride))
+        full[(slice(None), slice(None)) + window] += cols[:, :, i]
+    out = full[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in
+                                                  zip(pad, out_sp))]
+    out = np.ascontiguousarray(out)
+    if b is not None:
+        out += b.reshape((-1,) + (1,) * g.nd)
+    return out
