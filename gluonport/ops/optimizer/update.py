@@ -231,39 +231,60 @@ _op("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"), _SGD_MOM,
 
 
 # --- NAG --------------------------------------------------------------------------------------
-def _nag_step(p, w, g, mom, t, inplace=True):
-    """MXNet's NAG kernel. Run in place (``out=weight``, how MXNet's NAG optimizer calls it)
-    its momentum's last term reads the new weight, as the kernel reads ``weight`` after writing
-    ``out``; ``mp_nag_mom_update`` always does so."""
-    lr, wd, m = t(p.lr), t(p.wd), t(p.momentum)
-    g = clip(t(p.rescale_grad) * g, t(p.clip_gradient)) if p.clip_gradient >= 0 \
-        else t(p.rescale_grad) * g
-    mom = m * mom
-    new = w - mom + (m + t(1)) * (mom - lr * (g + wd * w))
-    mom = mom - lr * (g + wd * (new if inplace else w))
-    return new, mom
+def _nag_into(p, dst, w, g, mom, t, use_new: bool) -> None:
+    """MXNet's NAG kernel blockwise into ``dst`` (may be ``w``) and ``mom``, in type ``t``:
+    ``g' = clip(rescale*g)``, ``mom = momentum*mom``, ``dst = (w - mom) + (momentum + 1) *
+    (mom - lr*(g' + wd*w))``, then ``mom -= lr*(g' + wd*v)`` with ``v`` the new weight when
+    ``use_new`` (run in place, ``out=weight``, how MXNet's NAG optimizer calls it: its kernel
+    reads ``weight`` after writing ``out``; ``mp_nag_mom_update`` always does so), else ``w``."""
+    lr, wd, m, rs = t(p.lr), t(p.wd), t(p.momentum), t(p.rescale_grad)
+    m1 = m + t(1)
+    bound = t(p.clip_gradient) if p.clip_gradient >= 0 else None
+
+    def block(db, wb, gb, mb, gr, s2, new):
+        np.multiply(rs, gb.astype(t, copy=False), out=gr)
+        if bound is not None:
+            np.clip(gr, -bound, bound, out=gr)
+        np.multiply(m, mb, out=mb)
+        np.multiply(wd, wb, out=s2)
+        np.add(gr, s2, out=s2)
+        np.multiply(lr, s2, out=s2)
+        np.subtract(mb, s2, out=s2)
+        np.multiply(m1, s2, out=s2)
+        np.subtract(wb, mb, out=new)
+        np.add(new, s2, out=new)
+        np.multiply(wd, new if use_new else wb, out=s2)
+        np.add(gr, s2, out=s2)
+        np.multiply(lr, s2, out=s2)
+        np.subtract(mb, s2, out=mb)
+        np.copyto(db, new)
+
+    _blockwise(block, (dst, w, g, mom), (t, t, t))
 
 
-def _nag(p, w, g, mom):
-    return _nag_step(p, w, g, mom, w.dtype.type, inplace=False)
+def _nag_kernel(dst_of: Callable, use_new: bool, mp: bool) -> Callable:
+    def kernel(p, w, g, mom, *rest):
+        if mp:
+            w32 = rest[0]
+            _nag_into(p, w32, w32, g, mom, F32, True)
+            out = dst_of(w)
+            np.copyto(out, w32, casting="unsafe")
+            return out, mom, w32
+        dst = dst_of(w)
+        _nag_into(p, dst, w, g, mom, w.dtype.type, use_new)
+        return dst, mom
 
-
-def _nag_inplace(p, w, g, mom):
-    return _nag_step(p, w, g, mom, w.dtype.type)
-
-
-def _mp_nag(p, w, g, mom, w32):
-    new, mom = _nag_step(p, w32, g.astype(F32), mom, F32)
-    return new, mom, new
+    return kernel
 
 
 _op("nag_mom_update", ("weight", "grad", "mom"),
-    {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _nag, (2,),
-    doc="Nesterov momentum (MXNet's kernel; with ``out=weight`` the momentum sees the new "
-        "weight, as in MXNet).", inplace=_nag_inplace)
+    {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _nag_kernel(_fresh, False, False),
+    (2,), doc="Nesterov momentum (MXNet's kernel; with ``out=weight`` the momentum sees the new "
+              "weight, as in MXNet).", inplace=_nag_kernel(_same, True, False))
 
 _op("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"),
-    {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _mp_nag, (2, 3), mp=True,
+    {k: v for k, v in _SGD_MOM.items() if k != "lazy_update"}, _nag_kernel(_fresh, True, True),
+    (2, 3), mp=True, inplace=_nag_kernel(_same, True, True),
     doc="``nag_mom_update`` on a float32 master copy ``weight32``.")
 
 
@@ -295,21 +316,47 @@ _op("signum_update", ("weight", "grad", "mom"),
 
 
 # --- Adam / AdamW -----------------------------------------------------------------------------
-def _adam(p, w, g, mean, var):
-    t = w.dtype.type
-    b1, b2 = t(p.beta1), t(p.beta2)
-    gr = g * t(p.rescale_grad) + w * t(p.wd)
-    if p.clip_gradient >= 0:
-        gr = clip(gr, t(p.clip_gradient))
-    mean = b1 * mean + (F32(1.0) - b1).astype(t) * gr
-    var = b2 * var + (F32(1.0) - b2).astype(t) * gr * gr
-    return w - t(p.lr) * mean / (np.sqrt(var) + t(p.epsilon)), mean, var
+def _adam_kernel(dst_of: Callable) -> Callable:
+    """MXNet's Adam kernel blockwise in the weight's dtype ``t``, into ``dst_of(w)``:
+    ``gr = clip(g*rescale + w*wd)``, ``mean = b1*mean + (1-b1)*gr``, ``var = b2*var +
+    ((1-b2)*gr)*gr``, ``dst = w - (lr*mean) / (sqrt(var) + epsilon)``."""
+    def kernel(p, w, g, mean, var):
+        t = w.dtype.type
+        b1, b2, rs, wd, lr, eps = (t(v) for v in (p.beta1, p.beta2, p.rescale_grad, p.wd,
+                                                   p.lr, p.epsilon))
+        one_b1, one_b2 = (F32(1.0) - b1).astype(t), (F32(1.0) - b2).astype(t)
+        bound = t(p.clip_gradient) if p.clip_gradient >= 0 else None
+
+        def block(db, wb, gb, mb, vb, gr, s2):
+            np.multiply(gb.astype(t, copy=False), rs, out=gr)
+            np.multiply(wb, wd, out=s2)
+            np.add(gr, s2, out=gr)
+            if bound is not None:
+                np.clip(gr, -bound, bound, out=gr)
+            np.multiply(b1, mb, out=mb)
+            np.multiply(one_b1, gr, out=s2)
+            np.add(mb, s2, out=mb)
+            np.multiply(b2, vb, out=vb)
+            np.multiply(one_b2, gr, out=s2)
+            np.multiply(s2, gr, out=s2)
+            np.add(vb, s2, out=vb)
+            np.sqrt(vb, out=gr)
+            np.add(gr, eps, out=gr)
+            np.multiply(lr, mb, out=s2)
+            np.divide(s2, gr, out=s2)
+            np.subtract(wb, s2, out=db)
+
+        dst = dst_of(w)
+        _blockwise(block, (dst, w, g, mean, var), (t, t))
+        return dst, mean, var
+
+    return kernel
 
 
 _BETAS = {"beta1": Float(0.9), "beta2": Float(0.999)}
 _op("adam_update", ("weight", "grad", "mean", "var"),
     {"lr": _lr(), **_BETAS, "epsilon": Float(1e-8), "wd": Float(0.0), **_SCALE,
-     "lazy_update": Bool(True)}, _adam, (2, 3),
+     "lazy_update": Bool(True)}, _adam_kernel(_fresh), (2, 3), inplace=_adam_kernel(_same),
     doc="Adam (bias correction is the caller's: MXNet's Adam optimizer folds it into lr).")
 
 
