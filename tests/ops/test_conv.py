@@ -275,6 +275,27 @@ def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
                                rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("geom, sp, groups, cg, fg", _random_geometries(40, seed=5))
+@pytest.mark.parametrize("small", [0, 1 << 30])
+def test_deconv_nd_is_the_adjoint_of_the_direct_definition(geom, sp, groups, cg, fg, small,
+                                                           monkeypatch):
+    # <conv(x), y> == <x, deconv(y)> (float64) on both deconv_nd paths (samples side by side
+    # in one GEMM, or one GEMM per sample) and in one-sample chunks; pruned taps included
+    from gluonport.ops.nn import conv_kernels
+
+    monkeypatch.setattr(conv_kernels, "_SMALL_IMAGE", small)
+    monkeypatch.setattr(conv_kernels, "_COL_BUDGET", 1 if small else 1 << 27)
+    x = RNG.standard_normal((3, cg * groups, *sp))
+    w = RNG.standard_normal((fg * groups, cg, *geom.kernel))
+    y = _naive_conv(x, w, geom, groups)
+    r = RNG.standard_normal(y.shape)
+    back = conv_kernels.deconv_nd(r, w, None, geom, geom.pad, sp, groups)
+    assert back.shape == x.shape
+    np.testing.assert_allclose(np.sum(x * back), np.sum(y * r), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(conv_kernels.conv_nd(x, w, None, geom, groups), y,
+                               rtol=1e-12, atol=1e-12)
+
+
 # --- im2col / col2im beyond the table (MXNet 1.9.1's kernels run 2-D kernels only) ----------
 IM2COL_GEOMETRIES = [
     ((2, 3, 9), {"kernel": (3,), "stride": (2,), "pad": (1,)}),

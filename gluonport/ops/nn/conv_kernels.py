@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view"]
 
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
+_SMALL_IMAGE = 64  # output positions per sample up to which samples share one GEMM
 
 
 def conv_out_size(x: int, k: int, s: int, d: int, p: int) -> int:
@@ -121,18 +122,59 @@ def _depthwise(x, w, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
                                                                  for o in out_sp[1:])])
 
 
+def _tap_spans(kernel: int, stride: int, dilate: int, pad: int, count: int,
+               size: int) -> list[tuple[int, int]]:
+    """Per tap ``k`` of one axis, the range ``[lo, hi)`` of ``j < count`` whose position
+    ``j*stride + k*dilate - pad`` lies in ``[0, size)``: the output positions whose window tap
+    reads real (unpadded) input in a convolution (``count`` outputs, ``size`` inputs), or the
+    input positions a transposed convolution's tap writes inside its cropped output."""
+    spans = []
+    for k in range(kernel):
+        off = k * dilate - pad
+        spans.append((max(0, -(off // stride)), max(0, min(count, (size - 1 - off) // stride + 1))))
+    return spans
+
+
+def _live(spans: list[list[tuple[int, int]]]) -> tuple[slice, ...] | None:
+    """Per axis the smallest tap range holding every tap with a non-empty span (a tap that
+    only meets padding contributes zeros: resnet's 3x3 kernels on 1x1 images keep one tap);
+    None when some axis has none."""
+    out = []
+    for axis in spans:
+        live = [k for k, (lo, hi) in enumerate(axis) if hi > lo]
+        if not live:
+            return None
+        out.append(slice(live[0], live[-1] + 1))
+    return tuple(out)
+
+
 def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
-    """im2col + one matmul per group: the column buffer (N, C*taps, prod(out_sp)) is a single
-    copy of the strided window view, already in the exact output size (nothing to crop)."""
+    """im2col + one matmul per group: the column buffer is a single copy of the strided window
+    view of the taps that meet real input, already in the exact output size. Images of up to
+    ``_SMALL_IMAGE`` output positions put all samples side by side in one GEMM (columns
+    channel-and-tap-major, (C*taps, N*positions)); larger ones multiply per sample."""
     n, c = x.shape[:2]
     f = w.shape[0]
     if groups == c and f == c:
         return _depthwise(x, w, g, out_sp)
-    view = window_view(pad_input(x, g), g, out_sp)
-    cg, t = c // groups, int(np.prod(g.kernel))
-    col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
-    out = np.matmul(w.reshape(groups, f // groups, cg * t), col)
-    return out.reshape(n, f, *out_sp)
+    live = _live([_tap_spans(k, s, d, p, o, v) for k, s, d, p, o, v in
+                  zip(g.kernel, g.stride, g.dilate, g.pad, out_sp, x.shape[2:])])
+    if live is None:
+        return np.zeros((n, f, *out_sp), np.result_type(x, w))
+    taps = (slice(None), slice(None)) + live
+    wk = w[taps]
+    cg, t = c // groups, int(np.prod(wk.shape[2:]))
+    wg = wk.reshape(groups, f // groups, cg * t)
+    view = window_view(pad_input(x, g), g, out_sp)[taps]
+    positions = int(np.prod(out_sp))
+    if positions > _SMALL_IMAGE:
+        col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
+        return np.matmul(wg, col).reshape(n, f, *out_sp)
+    nd = g.nd
+    col = np.ascontiguousarray(view.transpose(1, *range(2, 2 + nd), 0,
+                                              *range(2 + nd, 2 + 2 * nd)))
+    out = np.matmul(wg, col.reshape(groups, cg * t, n * positions))
+    return np.ascontiguousarray(out.reshape(f, n, *out_sp).swapaxes(0, 1))
 
 
 def _conv_chunks(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
@@ -171,23 +213,59 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     """Channels-first N-D transposed convolution, MXNet's Deconvolution.
 
     ``x`` (N, C, *S), ``w`` (C, F/groups, *kernel). One matmul gives every tap's
-    contribution; each tap is then added into a strided window of the output (col2im).
+    contribution; each tap's part that lands inside the (cropped) output is then added into a
+    strided window of it (col2im). Taps landing only in the crop are skipped; images of up to
+    ``_SMALL_IMAGE`` positions put all samples side by side in one GEMM; batch chunks bound the
+    tap buffer to ``_COL_BUDGET`` bytes.
     """
     n, c, *sp = x.shape
-    fg, t = w.shape[1], int(np.prod(g.kernel))
-    cg = c // groups
-    wg = w.reshape(groups, cg, fg * t).transpose(0, 2, 1)
-    cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, groups * fg, t, *sp)
-    full_sp = [max(s * (x_ - 1) + g.dilated(i), p + o) for i, (x_, s, p, o) in
-               enumerate(zip(sp, g.stride, pad, out_sp))]
-    full = np.zeros((n, groups * fg, *full_sp), cols.dtype)
-    for i, k in enumerate(tap_offsets(g.kernel)):
-        window = tuple(slice(ki * d, ki * d + (x_ - 1) * s + 1, s) for ki, d, x_, s in
-                       zip(k, g.dilate, sp, g.stride))
-        full[(slice(None), slice(None)) + window] += cols[:, :, i]
-    out = full[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in
-                                                  zip(pad, out_sp))]
-    out = np.ascontiguousarray(out)
+    fg, cg = w.shape[1], c // groups
+    f, nd = groups * fg, g.nd
+    spans = [_tap_spans(k, s, d, p, x_, o) for k, s, d, p, x_, o in
+             zip(g.kernel, g.stride, g.dilate, pad, sp, out_sp)]
+    live = _live(spans)
+    dt = np.result_type(x, w)
+    positions = int(np.prod(sp))
+    small = positions <= _SMALL_IMAGE
+    out = np.zeros((f, n, *out_sp) if small else (n, f, *out_sp), dt)
+    if live is not None:
+        wk = w[(slice(None), slice(None)) + live]
+        t = int(np.prod(wk.shape[2:]))
+        wg = wk.reshape(groups, cg, fg * t).transpose(0, 2, 1)
+        kept = list(itertools.product(*(range(v.start, v.stop) for v in live)))
+        step = max(1, _COL_BUDGET // max(f * t * positions * dt.itemsize, 1))
+        for i in range(0, n, step):
+            _deconv_taps(x[i:i + step], wg, g, pad, spans, kept, out, i, small)
+    if small:
+        out = np.ascontiguousarray(out.swapaxes(0, 1))
     if b is not None:
-        out += b.reshape((-1,) + (1,) * g.nd)
+        out += b.reshape((-1,) + (1,) * nd)
     return out
+
+
+def _deconv_taps(x, wg, g: Geometry, pad, spans, kept, out, start: int, small: bool) -> None:
+    """Add the transposed convolution of the batch chunk ``x`` (samples ``start`` on) into
+    ``out`` ((F, N, *out_sp) when ``small``, else (N, F, *out_sp))."""
+    n, _, *sp = x.shape
+    groups, cg = wg.shape[0], wg.shape[2]
+    f, t = groups * wg.shape[1] // len(kept), len(kept)
+    if small:
+        xt = np.ascontiguousarray(x.reshape(n, groups, cg, -1).transpose(1, 2, 0, 3))
+        cols = np.matmul(wg, xt.reshape(groups, cg, -1)).reshape(f, t, n, *sp)
+        lead = (slice(None), slice(start, start + n))
+    else:
+        cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, f, t, *sp)
+        lead = (slice(start, start + n), slice(None))
+    for j, k in enumerate(kept):
+        src, dst = [], []
+        for axis, ki in enumerate(k):
+            lo, hi = spans[axis][ki]
+            if hi <= lo:
+                break
+            s = g.stride[axis]
+            first = ki * g.dilate[axis] + lo * s - pad[axis]
+            src.append(slice(lo, hi))
+            dst.append(slice(first, first + (hi - lo - 1) * s + 1, s))
+        else:
+            part = cols[:, j] if small else cols[:, :, j]
+            out[lead + tuple(dst)] += part[(slice(None), slice(None)) + tuple(src)]
