@@ -100,6 +100,20 @@ def test_activation_act_type_choices_are_mxnet_191s():
         mx.sym.Activation(_x(), act_type="mish")
 
 
+def test_relu_backward_multiplies_like_mxnet():
+    # MXNet 1.9.1 (checked with the oracle, float32 NCHW): ograd * (y > 0), so an infinite or
+    # NaN output gradient where y <= 0 gives NaN and a negative one -0
+    x = mx.nd.array(np.tile(np.array([-1.0, 0.0, 2.0, -3.0], "float32"), 8).reshape(1, 2, 4, 4))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Activation(x, act_type="relu")
+    y.backward(mx.nd.array(np.tile(np.array([np.inf, np.nan, 1.0, -2.0], "float32"), 8)
+                           .reshape(1, 2, 4, 4)))
+    got = x.grad.asnumpy().ravel()[:4]
+    np.testing.assert_array_equal(got, [np.nan, np.nan, 1.0, 0.0])
+    assert np.signbit(got[3])
+
+
 def test_prelu_gamma_inferred_per_channel():
     lr = mx.sym.LeakyReLU(_x(), act_type="prelu", name="lr")
     assert lr.list_arguments() == ["x", "lr_gamma"]
