@@ -275,7 +275,19 @@ def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
                                rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("geom, sp, groups, cg, fg", _random_geometries(40, seed=5))
+def _stride1_geometries():
+    """Stride-1 cases (deconv_nd computes them as a flipped-kernel convolution on small
+    images): groups, dilation, uneven pads, 1-D and 3-D."""
+    from gluonport.ops.nn.conv import Geometry
+
+    return [(Geometry((3, 3), (1, 1), (1, 1), (1, 1), False), (4, 5), 2, 3, 2),
+            (Geometry((3,), (1,), (2,), (1,), False), (6,), 1, 2, 3),
+            (Geometry((2, 3, 3), (1, 1, 1), (1, 1, 2), (0, 1, 2), False), (2, 3, 5), 2, 2, 1),
+            (Geometry((3, 3), (1, 1), (1, 1), (1, 1), False), (1, 1), 1, 4, 4)]
+
+
+@pytest.mark.parametrize("geom, sp, groups, cg, fg",
+                         _random_geometries(40, seed=5) + _stride1_geometries())
 @pytest.mark.parametrize("small", [0, 1 << 30])
 def test_deconv_nd_is_the_adjoint_of_the_direct_definition(geom, sp, groups, cg, fg, small,
                                                            monkeypatch):
