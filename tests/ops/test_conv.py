@@ -276,8 +276,7 @@ def test_conv_nd_matches_direct_definition(geom, sp, groups, cg, fg):
 
 
 def _stride1_geometries():
-    """Stride-1 cases (deconv_nd computes them as a flipped-kernel convolution on small
-    images): groups, dilation, uneven pads, 1-D and 3-D."""
+    """Stride-1 cases: groups, dilation, uneven pads, 1-D and 3-D, a 1x1 image."""
     from gluonport.ops.nn.conv import Geometry
 
     return [(Geometry((3, 3), (1, 1), (1, 1), (1, 1), False), (4, 5), 2, 3, 2),

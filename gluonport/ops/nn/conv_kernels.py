@@ -7,7 +7,6 @@ gradient and im2col kernels share (:func:`pad_input`, :func:`window_view`,
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -217,18 +216,9 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     contribution; each tap's part that lands inside the (cropped) output is then added into a
     strided window of it (col2im). Taps landing only in the crop are skipped; images of up to
     ``_SMALL_IMAGE`` positions put all samples side by side in one GEMM; batch chunks bound the
-    tap buffer to ``_COL_BUDGET`` bytes. A stride-1 one with a small output of more pixels
-    (N * positions) than twice its channels is the forward convolution with the flipped,
-    transposed kernel (im2col and one GEMM, no per-tap adds; the weight copy that needs is
-    why few pixels keep the tap adds).
+    tap buffer to ``_COL_BUDGET`` bytes.
     """
     n, c, *sp = x.shape
-    out_px = int(np.prod(out_sp))
-    if (out_px <= _SMALL_IMAGE and n * out_px >= 2 * w.shape[1] * groups
-            and all(s == 1 for s in g.stride)):
-        flipped = _as_correlation(w, g, pad, sp, out_sp, groups)
-        if flipped is not None:
-            return conv_nd(x, flipped[0], b, flipped[1], groups)
     fg, cg = w.shape[1], c // groups
     f, nd = groups * fg, g.nd
     spans = [_tap_spans(k, s, d, p, x_, o) for k, s, d, p, x_, o in
@@ -237,7 +227,7 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     dt = np.result_type(x, w)
     positions = int(np.prod(sp))
     small = positions <= _SMALL_IMAGE
-    out = np.zeros((f, n, *out_sp) if small else (n, f, *out_sp), dt)
+    out = np.zeros((f, *out_sp, n) if small else (n, f, *out_sp), dt)
     if live is not None:
         wk = w[(slice(None), slice(None)) + live]
         t = int(np.prod(wk.shape[2:]))
@@ -247,40 +237,26 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
         for i in range(0, n, step):
             _deconv_taps(x[i:i + step], wg, g, pad, spans, kept, out, i, small)
     if small:
-        out = np.ascontiguousarray(out.swapaxes(0, 1))
+        out = np.ascontiguousarray(np.moveaxis(out, -1, 0))
     if b is not None:
         out += b.reshape((-1,) + (1,) * nd)
     return out
 
 
-def _as_correlation(w, g: Geometry, pad, sp, out_sp, groups: int):
-    """A stride-1 transposed convolution as a convolution: output ``o`` gets input
-    ``o - k*d + pad`` through tap ``k``, i.e. tap ``K-1-k`` of a convolution padded by
-    ``(K-1)*d - pad`` whose weight is ``w`` flipped and transposed per group ((F, C/groups,
-    *kernel)). None when that pad would be negative or ``out_sp`` is not its output size."""
-    new_pad = tuple((k - 1) * d - p for k, d, p in zip(g.kernel, g.dilate, pad))
-    if min(new_pad) < 0 or any(x_ + q - p != o for x_, q, p, o in zip(sp, new_pad, pad, out_sp)):
-        return None
-    c, fg, *kernel = w.shape
-    flip = w[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)]
-    wt = flip.reshape(groups, c // groups, fg, *kernel).swapaxes(1, 2)  # a view
-    wt = wt.reshape(groups * fg, c // groups, *kernel)  # copied here only with groups
-    return wt, dataclasses.replace(g, pad=new_pad)
-
-
 def _deconv_taps(x, wg, g: Geometry, pad, spans, kept, out, start: int, small: bool) -> None:
     """Add the transposed convolution of the batch chunk ``x`` (samples ``start`` on) into
-    ``out`` ((F, N, *out_sp) when ``small``, else (N, F, *out_sp))."""
+    ``out`` ((F, *out_sp, N) when ``small``: samples innermost, so each tap's add runs over
+    rows of samples rather than a few pixels; else (N, F, *out_sp))."""
     n, _, *sp = x.shape
     groups, cg = wg.shape[0], wg.shape[2]
     f, t = groups * wg.shape[1] // len(kept), len(kept)
     if small:
-        xt = np.ascontiguousarray(x.reshape(n, groups, cg, -1).transpose(1, 2, 0, 3))
-        cols = np.matmul(wg, xt.reshape(groups, cg, -1)).reshape(f, t, n, *sp)
-        lead = (slice(None), slice(start, start + n))
+        xt = np.ascontiguousarray(np.moveaxis(x.reshape(n, groups, cg, *sp), 0, -1))
+        cols = np.matmul(wg, xt.reshape(groups, cg, -1)).reshape(f, t, *sp, n)
+        lead, tail = (slice(None),), (slice(start, start + n),)
     else:
         cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, f, t, *sp)
-        lead = (slice(start, start + n), slice(None))
+        lead, tail = (slice(start, start + n), slice(None)), ()
     for j, k in enumerate(kept):
         src, dst = [], []
         for axis, ki in enumerate(k):
@@ -293,4 +269,4 @@ def _deconv_taps(x, wg, g: Geometry, pad, spans, kept, out, start: int, small: b
             dst.append(slice(first, first + (hi - lo - 1) * s + 1, s))
         else:
             part = cols[:, j] if small else cols[:, :, j]
-            out[lead + tuple(dst)] += part[(slice(None), slice(None)) + tuple(src)]
+            out[lead + tuple(dst) + tail] += part[(slice(None),) * len(lead) + tuple(src)]
