@@ -7,8 +7,9 @@ calls, so autograd records every step as ordinary ops. Their symbolic counterpar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
+from .._core import nested
 from ..errors import ArgumentError, ShapeError
 from .ndarray import NDArray
 
@@ -16,30 +17,15 @@ __all__ = ["foreach", "while_loop", "cond"]
 
 
 def _flatten(args: Any, what: str) -> tuple[list[NDArray], Any]:
-    if isinstance(args, NDArray):
-        return [args], 0
-    if not isinstance(args, (list, tuple)):
-        raise ArgumentError(f"{what} must be a (nested) list of NDArray, but got {args!r} of "
-                            f"type {type(args).__name__}")
-    flat: list[NDArray] = []
-    fmts = []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat.extend(f)
-        fmts.append(fmt)
-    return flat, fmts
+    def refuse(x: Any) -> NoReturn:
+        raise ArgumentError(f"{what} must be a (nested) list of NDArray, but got {x!r} of "
+                            f"type {type(x).__name__}")
+
+    return nested.flatten(args, lambda x: ([x], 0) if isinstance(x, NDArray) else None,
+                          refuse)
 
 
-def _regroup(args: list, fmt: Any) -> tuple[Any, list]:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    ret = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        ret.append(res)
-    return ret, args
+_regroup = nested.regroup
 
 
 def _python_scalar(value: Any, type_: type, what: str) -> Any:

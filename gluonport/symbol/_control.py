@@ -17,10 +17,11 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import attribute
 from .. import name as _name
+from .._core import nested
 from .._core.attr_fields import to_attr_string
 from ..errors import ArgumentError
 from ..ops import registry
@@ -34,31 +35,20 @@ _subgraph_names: defaultdict[str, int] = defaultdict(int)
 
 
 def _flatten(args: Any, what: str) -> tuple[list[Symbol], Any]:
-    if isinstance(args, Symbol):
-        n = len(args.list_outputs())
-        return [args], (n if n > 1 else 0)
-    if not isinstance(args, (list, tuple)):
-        raise ArgumentError(f"{what} must be a (nested) list of Symbol, but got {args!r} of "
-                            f"type {type(args).__name__}")
-    flat: list[Symbol] = []
-    fmts = []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat.extend(f)
-        fmts.append(fmt)
-    return flat, fmts
+    def refuse(x: Any) -> NoReturn:
+        raise ArgumentError(f"{what} must be a (nested) list of Symbol, but got {x!r} of "
+                            f"type {type(x).__name__}")
+
+    def leaf(x: Any) -> tuple[list, int] | None:
+        if not isinstance(x, Symbol):
+            return None
+        n = len(x.list_outputs())
+        return [x], (n if n > 1 else 0)  # a grouped Symbol: one item, its outputs counted
+
+    return nested.flatten(args, leaf, refuse)
 
 
-def _regroup(args: list, fmt: Any) -> tuple[Any, list]:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    ret = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        ret.append(res)
-    return ret, args
+_regroup = nested.regroup
 
 
 def _uniq_name(sym: Symbol) -> str:
