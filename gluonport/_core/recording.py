@@ -14,38 +14,38 @@ from typing import Any
 __all__ = ["set_recording", "set_training", "is_recording", "is_training", "record", "pause",
            "train_mode", "predict_mode", "RecordingStateScope"]
 
-_state = threading.local()
+class _State(threading.local):
+    """Per-thread flags; the class attributes are each new thread's starting values."""
+
+    recording = False
+    training = False
 
 
-def _flags() -> Any:
-    if not hasattr(_state, "recording"):
-        _state.recording = False
-        _state.training = False
-    return _state
+_state = _State()
 
 
 def set_recording(is_recording: bool) -> bool:  # noqa: FBT001 - MXNet's signature
     """Set whether operations are recorded; returns the previous state."""
-    flags = _flags()
+    flags = _state
     prev, flags.recording = flags.recording, bool(is_recording)
     return prev
 
 
 def set_training(train_mode: bool) -> bool:  # noqa: FBT001 - MXNet's signature
     """Set training (True) or predicting (False) mode; returns the previous state."""
-    flags = _flags()
+    flags = _state
     prev, flags.training = flags.training, bool(train_mode)
     return prev
 
 
 def is_recording() -> bool:
     """Whether this thread is inside ``record()`` (False by default)."""
-    return _flags().recording
+    return _state.recording
 
 
 def is_training() -> bool:
     """Whether this thread's forward passes run in training mode (False by default)."""
-    return _flags().training
+    return _state.training
 
 
 class RecordingStateScope:
