@@ -9,7 +9,6 @@ point (``ndarray``) records operators while recording is on, operators with a tr
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 __all__ = ["set_recording", "set_training", "is_recording", "is_training", "record", "pause",
            "train_mode", "predict_mode", "RecordingStateScope"]
