@@ -66,12 +66,25 @@ def _encode_handle(a: NDArray) -> bytearray:
     return bytearray(encode_record("state", a.asnumpy(), "<states>"))
 
 
+def _bytearray(*args: Any) -> bytearray:
+    """``builtins.bytearray`` as a states pickle may call it: MXNet's NDArray handle, pickled as
+    ``bytearray(bytes)`` or, at protocol 2, ``bytearray(str, 'latin-1')``. Anything else --
+    ``bytearray(2**31)`` allocates before any check -- is refused."""
+    ok = (len(args) == 1 and isinstance(args[0], (bytes, bytearray))) or (
+        len(args) == 2 and isinstance(args[0], str) and args[1] == "latin-1")
+    if not ok:
+        raise FormatError("a states pickle may call bytearray only on bytes (an NDArray "
+                          f"handle), not on {tuple(type(a).__name__ for a in args)}; the file "
+                          "may be crafted (nothing was allocated or run)")
+    return bytearray(*args)
+
+
 def _allowed() -> dict[tuple[str, str], Any]:
     from .. import lr_scheduler
     from . import adaptive, sgd
 
     table: dict[tuple[str, str], Any] = {_MX_ND: _PickledNDArray,
-                                         ("builtins", "bytearray"): bytearray}
+                                         ("builtins", "bytearray"): _bytearray}
     for name in MX_OPTIMIZERS:
         table[(_OPT_MODULE, name)] = getattr(sgd, name, None) or getattr(adaptive, name)
     table[(_CONTRIB_MODULE, "GroupAdaGrad")] = adaptive.GroupAdaGrad
@@ -141,6 +154,7 @@ def loads_states(data: bytes, label: str = "<states>") -> tuple[dict, Optimizer 
     if not data[:1] == b"\x80":
         raise FormatError(f"{label}: not an optimizer states pickle (it does not start with a "
                           "pickle protocol header, byte 0x80)")
+    _check_memo_indices(data, label)
     try:
         loaded = _StatesUnpickler(data, label).load()
     except GluonportError:
@@ -162,6 +176,29 @@ def loads_states(data: bytes, label: str = "<states>") -> tuple[dict, Optimizer 
     memo: dict = {}
     states = {k: _resolve(v, label, memo) for k, v in loaded.items()}
     return states, optimizer
+
+
+_MEMO_OPS = frozenset(("PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"))
+
+
+def _check_memo_indices(data: bytes, label: str) -> None:
+    """Refuse a memo index no pickle of this size can use, before unpickling: CPython's
+    unpickler grows its memo table to the index it is given, so ``LONG_BINPUT 1161709460`` in
+    a 472-byte file allocates 9 GB (found by tests/optimizer/test_states_campaign.py). A real
+    pickle numbers its memo entries from 0, one per memoizing opcode, so every index is below
+    the file's length. A malformed pickle is left to the unpickler to report."""
+    import pickletools
+
+    try:
+        for op, arg, pos in pickletools.genops(data):
+            if op.name in _MEMO_OPS and isinstance(arg, int) and not 0 <= arg < len(data):
+                raise FormatError(f"{label}: memo index {arg} at byte {pos} is beyond what a "
+                                  f"pickle of {len(data)} bytes can hold; the file may be "
+                                  "crafted (nothing was allocated or run)")
+    except FormatError:
+        raise
+    except Exception:  # noqa: BLE001 - malformed: the unpickler's own error names it
+        return
 
 
 def _check_optimizer(opt: Optimizer, label: str) -> None:
