@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import name as _name
 from ..errors import GluonportError
-from ._graph import Node, topo_order
+from ._graph import Node, composing_beside, topo_order
 from .symbol import Symbol, var
 
 __all__ = ["BackwardGraph", "build_backward", "SAVED_PREFIX", "OGRAD_PREFIX"]
@@ -80,14 +79,11 @@ def build_backward(sym: Symbol, wrt: Sequence[str]) -> BackwardGraph:
                 live.add(id(node))
         elif any(id(src) in live for src, _ in node.inputs):
             live.add(id(node))
-    # the rules compose with the sym API, which bumps variable versions and sets __init__
-    # attributes on compose: keep the forward graph's variables as they were
-    kept = {id(n): (n.var_version, dict(n.attrs)) for n in variables.values()}
     pending: dict[tuple[int, int], Symbol] = {}
     ograd_names: list[str] = []
     grads: dict[int, Symbol] = {}
     forward_ids = {id(n) for n in order}
-    with _name.NameManager():
+    with composing_beside(order):  # the rules compose with the sym API
         for i, entry in enumerate(outputs):
             if id(entry[0]) not in live:
                 continue
@@ -126,8 +122,6 @@ def build_backward(sym: Symbol, wrt: Sequence[str]) -> BackwardGraph:
                     continue
                 key = (id(src), idx)
                 pending[key] = g if key not in pending else _add(pending[key], g)
-    for n in variables.values():
-        n.var_version, n.attrs = kept[id(n)][0], kept[id(n)][1]
     grad_of = [id(variables[w]) in grads if w in variables else False for w in wrt]
     heads = [grads[id(variables[w])] for w, has in zip(wrt, grad_of) if has]
     if not heads:

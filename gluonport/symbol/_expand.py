@@ -14,9 +14,8 @@ changed.
 
 from __future__ import annotations
 
-from .. import name as _name
 from ..errors import GluonportError
-from ._graph import Node, topo_order
+from ._graph import Node, composing_beside, topo_order
 from .symbol import Symbol
 
 __all__ = ["expand_for_training"]
@@ -33,14 +32,13 @@ def expand_for_training(sym: Symbol) -> tuple[Symbol, list[tuple[str, tuple[Node
     from .. import symbol as F
 
     order = topo_order(n for n, _ in sym._outputs)
-    kept = {id(n): (n.var_version, dict(n.attrs)) for n in order if n.op is None}
     remap: dict[tuple[int, int], tuple[Node, int]] = {}
     updates: list[tuple[str, tuple[Node, int]]] = []
 
     def entry(e: tuple[Node, int]) -> tuple[Node, int]:
         return remap.get((id(e[0]), e[1]), e)
 
-    with _name.NameManager():
+    with composing_beside(order):
         for node in order:
             if node.op is None:
                 continue
@@ -65,9 +63,6 @@ def expand_for_training(sym: Symbol) -> tuple[Symbol, list[tuple[str, tuple[Node
                 copy = _copy(node, inputs)
                 for i in range(node.num_outputs()):
                     remap[(id(node), i)] = (copy, i)
-    for n in order:
-        if n.op is None:
-            n.var_version, n.attrs = kept[id(n)]
     return Symbol([entry(e) for e in sym._outputs]), updates
 
 

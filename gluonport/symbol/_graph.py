@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .._core.attr_fields import Params
@@ -10,7 +11,8 @@ from ..errors import UnsupportedOpError
 from ..ops import registry
 from ..ops.registry import OpDef
 
-__all__ = ["Node", "Entry", "topo_order", "unknown_op", "check_supported", "label_inputs"]
+__all__ = ["Node", "Entry", "topo_order", "unknown_op", "check_supported", "label_inputs",
+           "composing_beside"]
 
 
 class Node:
@@ -180,3 +182,23 @@ def label_inputs(order: Iterable[Node]) -> set[str]:
             if src.op is None:
                 roles.setdefault(src.name, set()).add("read" if read else role)
     return {v for v, r in roles.items() if r == {"label"}}
+
+
+@contextmanager
+def composing_beside(order: Iterable[Node]) -> Iterator[None]:
+    """Compose new nodes with the ``sym`` API next to an existing graph (a backward graph, a
+    training-mode rewrite) without changing it: the API bumps the versions of variables it
+    uses as auxiliary inputs and sets ``__init__`` attributes on compose, and draws names from
+    the process-wide name counters. Within this block names come from a fresh
+    ``NameManager``; the graph's variables get their versions and attributes back on exit,
+    also when composing fails."""
+    from .. import name as _name
+
+    variables = [n for n in order if n.op is None]
+    kept = [(n.var_version, dict(n.attrs)) for n in variables]
+    try:
+        with _name.NameManager():
+            yield
+    finally:
+        for n, (version, attrs) in zip(variables, kept):
+            n.var_version, n.attrs = version, attrs

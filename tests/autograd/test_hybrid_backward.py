@@ -97,3 +97,22 @@ def test_missing_rule_is_refused_at_backward_not_forward(monkeypatch):
         y = net(x)  # recording works, as in MXNet
     with pytest.raises(mx.GluonportError, match="broadcast_equal.*stand-in reason"):
         y.backward()
+
+
+def test_failed_backward_build_leaves_the_graph_as_it_was(monkeypatch):
+    """A rule that composes with the graph's variables and then fails leaves them as they were
+    (the sym API bumps an auxiliary input's version and sets ``__init__`` on compose), so a
+    later export writes the same JSON."""
+    from gluonport.ops import registry
+
+    def composes_then_fails(F, p, inputs, outputs, ograds):
+        a, b = inputs
+        F.BatchNorm(ograds[0], a, a, b, b)  # b as moving statistics: version and __init__
+        raise mx.GluonportError("stand-in rule failed")
+
+    monkeypatch.setattr(registry.get("elemwise_mul"), "gradient", composes_then_fails)
+    y = mx.sym.elemwise_mul(mx.sym.var("a"), mx.sym.var("b"))
+    before = y.tojson()
+    with pytest.raises(mx.GluonportError, match="stand-in rule failed"):
+        build_backward(y, ["a"])
+    assert y.tojson() == before
