@@ -4,8 +4,9 @@
 offset. Every read first checks that the bytes it needs are there, using Python integers (which
 cannot overflow), so a header that claims 2**40 elements raises :class:`FormatError` naming the
 file and the offset before anything is allocated. Arrays come back as ``numpy.frombuffer`` views
-of the buffer: no copy is made, and views of a read-only buffer (``bytes``, a read-only ``mmap``)
-are read-only.
+of the buffer: no copy is made (except for a record that sits at an offset that is not a multiple of
+its itemsize, which is copied once so that numpy computes on it with BLAS), and views of a
+read-only buffer (``bytes``, a read-only ``mmap``) are read-only.
 
 :class:`Writer` is the mirror image over a binary file object; arrays are written straight from
 their memory (no ``tobytes`` copy).
@@ -140,6 +141,14 @@ class Reader:
             raise self.error(f"{what}: shape {shape} cannot be represented ({exc})",
                              start) from None
         self.pos += count * dt.itemsize
+        if not arr.flags.aligned:
+            # A record after an odd-sized bool/int8/float16 one starts at an offset that is not
+            # a multiple of its itemsize. numpy computes on such views without BLAS (a copy per
+            # matmul, and other rounding than an aligned copy of the same values), so copy it
+            # once here, keeping the view's read-only-ness.
+            writeable = arr.flags.writeable
+            arr = arr.copy()
+            arr.flags.writeable = writeable
         return arr
 
 
