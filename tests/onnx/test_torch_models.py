@@ -1,15 +1,21 @@
 """PyTorch-exported ONNX models through the importer (no torch needed: the files are committed).
 
-``tests/golden/onnx/torch/make_torch_models.py`` exported ten small models (a transformer
-encoder with a padding mask, a ResNet-style CNN, a bidirectional LSTM, a GRU, a U-Net with
+``tests/golden/onnx/torch/make_torch_models.py`` exported twelve small models (a transformer
+encoder with a padding mask, a pre-norm GELU encoder without a mask and with a float attention
+mask, a ResNet-style CNN, a bidirectional LSTM, a GRU, a U-Net with
 ConvTranspose/Upsample, a MobileNetV2 block, an MLP with LayerNorm/GELU, tensor ops, a
 detection head with TopK/GatherElements, a token model with Embedding, a causal mask and
 nn.MultiheadAttention) with the classic exporter at opsets 13 (14) and 17
-and the dynamo exporter at opset 18, all with a dynamic batch axis, plus a batch-1 input and
-torch's output. For every file:
+and the dynamo exporter at opset 18 -- the three encoders also at opset 23, where
+``scaled_dot_product_attention`` is exported as ONNX's ``Attention`` op -- all with a dynamic
+batch axis, plus a batch-1 input and torch's output. For every file:
 
 * import + numpy executor == torch's recorded output at batch 1;
 * at batch 3, == onnxruntime on the original file (the dynamic batch really is dynamic);
+  where onnxruntime cannot run the file (``ORT_REFUSES``: its CPU ``Attention`` kernel rejects
+  the padding mask torch writes, shaped (N, 1, 1, L), although the ONNX spec lets a mask
+  broadcast over the query positions), onnx's reference evaluator takes its place, and the
+  test checks that onnxruntime still refuses, so it notices when onnxruntime is fixed;
 * ``export_mxnet`` files run by ``gluonport.load(prefix, backend="numpy")`` == the import;
 * the imported graph re-exported with ``gluonport.onnx.export_model`` (dynamic batch) runs in
   onnxruntime at batch 2 == our executor (a full round trip).
@@ -24,6 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -42,6 +49,12 @@ RTOL, ATOL = 1e-4, 1e-5
 TOLERANCES: dict[tuple[str, str], tuple[float, float]] = {}
 # (model, variant) -> the precise reason it cannot import (xfail strict); none today
 NOT_IMPORTABLE: dict[tuple[str, str], str] = {}
+# (model, variant) -> the text of onnxruntime's refusal to run the original file
+ORT_REFUSES: dict[tuple[str, str], str] = {
+    ("transformer", "dynamo23"): "inconsistent q_sequence_length (between attn_mask and Q)",
+}
+# models exported at opset 23 (the Attention op) besides the three opsets every model has
+OPSET23 = ("transformer", "encoder", "encoder_mask")
 
 CASES = [pytest.param(name, key, id=f"{name}-{key}",
                       marks=[pytest.mark.xfail(strict=True, reason=NOT_IMPORTABLE[name, key])]
@@ -77,14 +90,16 @@ def _recorded(name: str) -> tuple[dict, list]:
 
 
 def _inputs(name: str, batch: int, seed: int) -> dict:
-    """Inputs at another batch size: normal floats; token ids below the vocabulary size; a
-    padding mask (True = padded) that keeps at least half of every row (a fully padded row
-    would make attention NaN in torch too)."""
+    """Inputs at another batch size: normal floats (the float attention mask too: any
+    additive bias is a valid mask); token ids below the vocabulary size; a padding mask
+    (True = padded) that keeps at least half of every row (a fully padded row would make
+    attention NaN in torch too). An input without a batch axis keeps its shape."""
     rng = np.random.default_rng(seed)
     feed = {}
     for k, spec in MANIFEST[name]["inputs"].items():
         shape = list(spec["shape"])
-        shape[spec["batch_axis"]] = batch
+        if spec["batch_axis"] is not None:
+            shape[spec["batch_axis"]] = batch
         if spec["dtype"] == "bool":
             length = shape[1]
             mask = np.zeros(shape, bool)
@@ -106,11 +121,11 @@ def _close(got: list, want: list, **tol) -> None:
 
 
 def test_manifest_lists_every_model_and_file():
-    """Ten models, each with three variants on disk (an export failure is recorded as text,
-    which would show up here)."""
-    assert len(MANIFEST) == 10
+    """Twelve models, each with three variants on disk, four for the opset-23 encoders (an
+    export failure is recorded as text, which would show up here)."""
+    assert len(MANIFEST) == 12
     for name, entry in MANIFEST.items():
-        assert len(entry["variants"]) == 3, name
+        assert len(entry["variants"]) == (4 if name in OPSET23 else 3), name
         for key, f in entry["variants"].items():
             assert f.endswith(".onnx") and os.path.exists(_path(name, key)), (name, key, f)
 
@@ -123,11 +138,30 @@ def test_batch1_matches_torch(name, key):
     _close(GraphPlan(sym).run(feed), want, **_tol(name, key))
 
 
+def test_opset23_files_use_the_attention_op():
+    """What the opset-23 files are for: torch writes ONNX's Attention op (a function op the
+    importer expands), at opset 23."""
+    import onnx
+
+    for name in OPSET23:
+        model = onnx.load(_path(name, "dynamo23"))
+        assert max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) == 23
+        assert sum(n.op_type == "Attention" for n in model.graph.node) == 2, name
+
+
 @pytest.mark.parametrize("name,key", CASES)
 def test_batch3_matches_onnxruntime(name, key):
     feed = _inputs(name, 3, seed=1)
     sess = ort.InferenceSession(_path(name, key), providers=["CPUExecutionProvider"])
-    _close(_run(_imported(name, key), feed), sess.run(None, feed), **_tol(name, key))
+    if (name, key) in ORT_REFUSES:
+        from onnx.reference import ReferenceEvaluator
+
+        with pytest.raises(Exception, match=re.escape(ORT_REFUSES[name, key])):
+            sess.run(None, feed)
+        want = ReferenceEvaluator(_path(name, key)).run(None, feed)
+    else:
+        want = sess.run(None, feed)
+    _close(_run(_imported(name, key), feed), want, **_tol(name, key))
 
 
 @pytest.mark.parametrize("name,key", CASES)
@@ -152,7 +186,7 @@ def test_round_trip_through_export_model(name, key, tmp_path):
     specs = MANIFEST[name]["inputs"]
     shapes = [tuple(s["shape"]) for s in specs.values()]
     types = [np.dtype(s["dtype"]) for s in specs.values()]
-    axes = {k: [s["batch_axis"]] for k, s in specs.items()}
+    axes = {k: [s["batch_axis"]] for k, s in specs.items() if s["batch_axis"] is not None}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the exporter's notes on RNN per-shape fallbacks)
         path = export_model(g.sym, {**g.arg_params, **g.aux_params}, in_shapes=shapes,

@@ -11,9 +11,13 @@ statistics randomized too, so BatchNorm is not an identity), put in eval mode an
 
 * with the classic TorchScript exporter (``dynamo=False``) at opsets 13 (14 for the
   transformer and the token model: attention and triu export from 14 on) and 17, and
-* with the dynamo exporter (``dynamo=True``) at opset 18,
+* with the dynamo exporter (``dynamo=True``) at opset 18, and
+* for the three transformer encoders (``OPSET23``), with the dynamo exporter at opset 23 too,
+  where ``scaled_dot_product_attention`` becomes ONNX's ``Attention`` op (with the key
+  padding mask, with a float attention mask given as a graph input, and with no mask),
 
-each with a dynamic batch axis (named ``N``). Files written beside this script:
+each with a dynamic batch axis (named ``N``; an input without a batch axis, the attention
+mask, has ``batch_axis: null`` in the manifest). Files written beside this script:
 
 * ``<model>_<exporter><opset>.onnx`` (e.g. ``cnn_ts13.onnx``, ``cnn_dynamo18.onnx``);
 * ``<model>.input.<name>.npy``: the fixed batch-1 input(s) (shared by all variants);
@@ -41,7 +45,9 @@ from torch import nn
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = [("ts", 13, False), ("ts", 17, False), ("dynamo", 18, True)]
 # the classic exporter writes scaled_dot_product_attention and triu from opset 14 on only
-FIRST_OPSET = {"transformer": 14, "tokenlm": 14}
+FIRST_OPSET = {"transformer": 14, "tokenlm": 14, "encoder": 14, "encoder_mask": 14}
+# models also exported at opset 23, where torch writes ONNX's Attention op
+OPSET23 = ("transformer", "encoder", "encoder_mask")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,6 +61,36 @@ class Transformer(nn.Module):
 
     def forward(self, x, pad_mask):
         return self.enc(x, src_key_padding_mask=pad_mask)
+
+
+# (a2) pre-norm transformer encoder with GELU, no mask; (a3) the same with a float attention
+# mask added to the attention scores, given as an input of shape (L, L) (no batch axis).
+# ``is_causal=False``: nn.TransformerEncoder otherwise compares the mask with a causal one,
+# a data-dependent branch torch.export cannot trace.
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                           dropout=0.1, batch_first=True, norm_first=True,
+                                           activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+class EncoderMask(Encoder):
+    def forward(self, x, attn_mask):
+        return self.enc(x, mask=attn_mask, is_causal=False)
+
+
+def encoder_inputs(rng, n):
+    return {"x": rng.standard_normal((n, 6, 32)).astype(np.float32)}
+
+
+def encoder_mask_inputs(rng, n):
+    return {"x": rng.standard_normal((n, 6, 32)).astype(np.float32),
+            "attn_mask": rng.standard_normal((6, 6)).astype(np.float32)}
 
 
 def transformer_inputs(rng, n):
@@ -294,6 +330,9 @@ def default_init(model):
 #          {output: batch axis})
 MODELS = {
     "transformer": (Transformer, transformer_inputs, {"x": 0, "pad_mask": 0}, ["y"], {"y": 0}),
+    "encoder": (Encoder, encoder_inputs, {"x": 0}, ["y"], {"y": 0}),
+    "encoder_mask": (EncoderMask, encoder_mask_inputs, {"x": 0, "attn_mask": None}, ["y"],
+                     {"y": 0}),
     "cnn": (ResNetish, image_inputs(3, 16), {"x": 0}, ["y"], {"y": 0}),
     "bilstm": (BiLSTM, seq_inputs((1, 7, 5), 0), {"x": 0}, ["y"], {"y": 0}),
     "gru": (GRUNet, gru_inputs, {"x": 1, "h0": 1}, ["y", "h"], {"y": 0, "h": 1}),
@@ -326,7 +365,7 @@ def export(model, name, variant):
     path = os.path.join(HERE, fname)
     inputs = make(np.random.default_rng(2), 2)
     args = tuple(torch.from_numpy(v) for v in inputs.values())
-    axes = {k: {a: "N"} for k, a in in_axes.items()}
+    axes = {k: {a: "N"} for k, a in in_axes.items() if a is not None}
     axes.update({k: {a: "N"} for k, a in out_axes.items()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -360,9 +399,10 @@ def generate(name):
     model = build(name)
     make = MODELS[name][1]
     inputs = make(np.random.default_rng(0), 1)
-    with torch.no_grad():
-        outs = model(*[torch.from_numpy(v) for v in inputs.values()])
-    outs = outs if isinstance(outs, tuple) else (outs,)
+    # autograd on, as for the export: under no_grad nn.TransformerEncoder takes its fused fast
+    # path, which gives NaN for a float attention mask (torch 2.13)
+    outs = model(*[torch.from_numpy(v) for v in inputs.values()])
+    outs = tuple(o.detach() for o in (outs if isinstance(outs, tuple) else (outs,)))
     for k, v in inputs.items():
         np.save(os.path.join(HERE, f"{name}.input.{k}.npy"), v)
     for i, o in enumerate(outs):
@@ -372,7 +412,7 @@ def generate(name):
                             **({"high": VOCAB} if v.dtype.kind == "i" else {})}
                         for k, v in inputs.items()},
              "outputs": MODELS[name][3], "variants": {}}
-    for kind, opset, dynamo in VARIANTS:
+    for kind, opset, dynamo in VARIANTS + ([("dynamo", 23, True)] if name in OPSET23 else []):
         variant = (kind, max(opset, FIRST_OPSET.get(name, 0)), dynamo)
         key = f"{variant[0]}{variant[1]}"
         try:  # with autograd on: nn.TransformerEncoder's fused fast path (no ONNX) stays off
