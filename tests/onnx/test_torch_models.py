@@ -151,6 +151,8 @@ def test_opset23_files_use_the_attention_op():
 
 @pytest.mark.parametrize("name,key", CASES)
 def test_batch3_matches_onnxruntime(name, key):
+    if key == "dynamo23" and tuple(int(v) for v in ort.__version__.split(".")[:2]) < (1, 23):
+        pytest.skip(f"onnxruntime {ort.__version__} predates opset 23 (1.23 runs it)")
     feed = _inputs(name, 3, seed=1)
     sess = ort.InferenceSession(_path(name, key), providers=["CPUExecutionProvider"])
     if (name, key) in ORT_REFUSES:
