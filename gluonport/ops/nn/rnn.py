@@ -33,13 +33,13 @@ from collections.abc import Callable
 import numpy as np
 
 from ..._core.attr_fields import Bool, Enum, Float, Int, Optional
-from ...errors import DTypeError, OpAttributeError, ShapeError
+from ...errors import DTypeError, GluonportError, OpAttributeError, ShapeError
 from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 
 __all__ = ["rnn_param_size", "GATES", "onnx_weight_layout", "unpack_params", "dropout_masks",
-           "keep_for_backward", "kept_for_backward"]
+           "keep_for_backward", "kept_for_backward", "onnx_layer"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 """Gates per mode: the number of ``H``-row blocks in each weight matrix."""
@@ -304,6 +304,18 @@ def _rnn_type(p, in_types):
     return ins, [dt] * len(_rnn_outputs(p))
 
 
+def _rnn_train_graph(F, p, inputs: list) -> None:
+    """Training mode on ONNX: as inference (the node is kept) unless dropout applies between
+    layers, whose masks the backward lowering cannot see: refused, so such a training step
+    stays on the numpy executor."""
+    from .rnn_grad import trainable
+
+    if p.p > 0 and p.num_layers > 1 and trainable(p):
+        raise GluonportError(f"RNN: training-mode dropout between layers (p={p.p}) has no form "
+                             "from exportable ops; this training step runs on numpy")
+    return None
+
+
 register(OpDef(
     "RNN",
     params={"state_size": Int(), "num_layers": Int(), "bidirectional": Bool(False),
@@ -311,7 +323,8 @@ register(OpDef(
             "state_outputs": Bool(False), "projection_size": Optional(Int()),
             "lstm_state_clip_min": Optional(Float()), "lstm_state_clip_max": Optional(Float()),
             "lstm_state_clip_nan": Bool(False), "use_sequence_length": Bool(False)},
-    inputs=_rnn_inputs, compute=_rnn, train_compute=_rnn_train, infer_shape=_rnn_shape,
+    inputs=_rnn_inputs, compute=_rnn, train_compute=_rnn_train, train_graph=_rnn_train_graph,
+    infer_shape=_rnn_shape,
     infer_type=_rnn_type, gradient=lambda F, p, ins, outs, ogs: _rnn_grad(F, p, ins, outs, ogs),
     num_outputs=lambda p: len(_rnn_outputs(p)), output_names=_rnn_outputs,
     doc="Fused multi-layer (bidirectional) RNN / LSTM / GRU over TNC data.",
@@ -454,13 +467,13 @@ def _flat_params(ctx: LoweringContext) -> np.ndarray | None:
 
 
 def _weights(ctx: LoweringContext, flat: np.ndarray | None, index: np.ndarray, dtype: np.dtype,
-             hint: str) -> str:
+             hint: str, src: int) -> str:
     """One ONNX weight tensor: a re-laid-out initializer when the flat vector is known,
-    else a Gather from the graph tensor."""
+    else a Gather from the graph tensor (input ``src``)."""
     if flat is not None:
         return ctx.const(np.asarray(flat)[index].astype(dtype), hint)
-    picked = ctx.make("Gather", [ctx.inputs[1], ctx.const(index, hint + "_index")], axis=0)
-    return picked if np.dtype(ctx.in_dtypes[1]) == dtype else ctx.cast_to(picked, dtype)
+    picked = ctx.make("Gather", [ctx.inputs[src], ctx.const(index, hint + "_index")], axis=0)
+    return picked if np.dtype(ctx.in_dtypes[src]) == dtype else ctx.cast_to(picked, dtype)
 
 
 def _state_slice(ctx: LoweringContext, i: int, layer: int, dirs: int, dtype: np.dtype) -> str:
@@ -499,29 +512,43 @@ def _joined(ctx: LoweringContext, parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ctx.make("Concat", parts, axis=0)
 
 
+def onnx_layer(ctx: LoweringContext, p, layer: int, x: str, flat: np.ndarray | None,
+               work: np.dtype, src: int, wanted: list[int] = (), seq: str = ""
+               ) -> tuple[str, list[str]]:
+    """Layer ``layer`` of the RNN as one ONNX RNN/GRU/LSTM node over ``x`` (T, N, features, in
+    ``work``): ``(its MXNet output (T, N, dirs*H), [final state k for k in wanted])``. The flat
+    parameter vector is input ``src`` of the node being lowered (``flat``: its value when
+    known), the initial states inputs ``src + 1`` (and ``src + 2``, LSTM); states 1 (h) and 2
+    (LSTM c) are the ``wanted`` final states."""
+    dirs = 2 if p.bidirectional else 1
+    w, r, b = onnx_weight_layout(p, int(ctx.in_shapes[src - 1][2]))[layer]
+    ins = [x, _weights(ctx, flat, w, work, "W", src), _weights(ctx, flat, r, work, "R", src),
+           _weights(ctx, flat, b, work, "B", src), seq,
+           _state_slice(ctx, src + 1, layer, dirs, work)]
+    if p.mode == "lstm":
+        ins.append(_state_slice(ctx, src + 2, layer, dirs, work))
+    outs = [ctx.fresh("y")] + [ctx.fresh(f"state{k}") if k in wanted else ""
+                               for k in range(1, max(wanted, default=0) + 1)]
+    ctx.make(_ONNX_OP[p.mode], ins, outputs=outs, **_layer_attrs(p, dirs))
+    return _layer_output(ctx, outs[0], dirs), [outs[k] for k in wanted]
+
+
 def _rnn_onnx(ctx: LoweringContext) -> None:
     """One ONNX RNN/GRU/LSTM node per layer (see the section comment)."""
     p, dtype = ctx.params, np.dtype(ctx.dtype)
     _check_onnx_options(ctx, p)
     # onnxruntime has no float64 RNN/GRU/LSTM kernels (ONNX allows them): run in float32
     work = np.dtype(np.float32) if dtype == np.float64 else dtype
-    dirs, lstm = (2 if p.bidirectional else 1), p.mode == "lstm"
+    lstm = p.mode == "lstm"
     wanted = [k for k in range(1, 3 if lstm else 2) if p.state_outputs and ctx.wants(k)]
     x = ctx.inputs[0] if work == dtype else ctx.cast_to(ctx.inputs[0], work)
     seq = ctx.cast_to(ctx.inputs[-1], np.int32) if p.use_sequence_length else ""
     states: list[list[str]] = [[], []]
     flat = _flat_params(ctx)
-    for layer, (w, r, b) in enumerate(onnx_weight_layout(p, int(ctx.shape[2]))):
-        ins = [x, _weights(ctx, flat, w, work, "W"), _weights(ctx, flat, r, work, "R"),
-               _weights(ctx, flat, b, work, "B"), seq, _state_slice(ctx, 2, layer, dirs, work)]
-        if lstm:
-            ins.append(_state_slice(ctx, 3, layer, dirs, work))
-        outs = [ctx.fresh("y")] + [ctx.fresh(f"state{k}") if k in wanted else ""
-                                   for k in range(1, max(wanted, default=0) + 1)]
-        ctx.make(_ONNX_OP[p.mode], ins, outputs=outs, **_layer_attrs(p, dirs))
-        for k in wanted:
-            states[k - 1].append(outs[k])
-        x = _layer_output(ctx, outs[0], dirs)
+    for layer in range(p.num_layers):
+        x, outs = onnx_layer(ctx, p, layer, x, flat, work, 1, wanted, seq)
+        for k, out in zip(wanted, outs):
+            states[k - 1].append(out)
     deliver(ctx, x, 0, work)
     for k in wanted:
         deliver(ctx, _joined(ctx, states[k - 1]), k, work)

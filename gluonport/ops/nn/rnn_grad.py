@@ -16,9 +16,9 @@ MXNet's stateful RNN operator keeps its reserve space between forward and backwa
 
 As MXNet 1.9.1's CPU kernels, refused: an LSTM with ``projection_size`` ("No training support
 for LSTM with projection on CPU currently"); also ``use_sequence_length`` and the LSTM state
-clip, which only MXNet's cuDNN kernels honour. No ONNX lowering (a time loop per layer and
-direction); a backward graph holding it runs on the numpy executor. ``_rnn_param_concat``'s
-gradient, ``_backward__rnn_param_concat`` (MXNet: ConcatGrad), is here too, with a lowering.
+clip, which only MXNet's cuDNN kernels honour. The ONNX lowering (BPTT unrolled over a static
+sequence length) is in :mod:`.rnn_grad_onnx`. ``_rnn_param_concat``'s gradient,
+``_backward__rnn_param_concat`` (MXNet: ConcatGrad), is here too, with a lowering.
 """
 
 from __future__ import annotations
@@ -287,8 +287,6 @@ register(OpDef(
     infer_shape=_grad_shape, infer_type=_grad_type,
     num_outputs=lambda p: 4 if p.mode == "lstm" else 3,
     no_gradient="a backward kernel; MXNet 1.9.1 registers no gradient for it",
-    no_onnx="back-propagation through time (a loop per layer and direction); the backward "
-            "graph of an RNN runs on the numpy executor",
     doc="Gradients of the fused RNN op's data, parameters, state (and state_cell) by "
         "back-propagation through time."))
 
