@@ -291,11 +291,13 @@ def _stride1_geometries():
 def test_deconv_nd_is_the_adjoint_of_the_direct_definition(geom, sp, groups, cg, fg, small,
                                                            monkeypatch):
     # <conv(x), y> == <x, deconv(y)> (float64) on both deconv_nd paths (samples side by side
-    # in one GEMM, or one GEMM per sample) and in one-sample chunks; pruned taps included
+    # in one GEMM per block of one output channel, or one GEMM per sample in one-sample
+    # chunks); pruned taps included
     from gluonport.ops.nn import conv_kernels
 
     monkeypatch.setattr(conv_kernels, "_SMALL_IMAGE", small)
-    monkeypatch.setattr(conv_kernels, "_COL_BUDGET", 1 if small else 1 << 27)
+    monkeypatch.setattr(conv_kernels, "_COL_BUDGET", 1)
+    monkeypatch.setattr(conv_kernels, "_TAP_BLOCK", 1)
     x = RNG.standard_normal((3, cg * groups, *sp))
     w = RNG.standard_normal((fg * groups, cg, *geom.kernel))
     y = _naive_conv(x, w, geom, groups)

@@ -8,6 +8,7 @@ gradient and im2col kernels share (:func:`pad_input`, :func:`window_view`,
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,10 +19,37 @@ from ...errors import ShapeError
 if TYPE_CHECKING:
     from .conv import Geometry
 
-__all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view"]
+__all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view",
+           "to_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch"]
 
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
 _SMALL_IMAGE = 64  # output positions per sample up to which samples share one GEMM
+_TAP_BLOCK = 1 << 23  # bytes of one block of GEMM results in deconv_lanes
+_SCRATCH_MAX = 1 << 25  # bytes a scratch slot keeps between calls (larger ones are fresh)
+_SCRATCH = threading.local()
+
+
+def scratch(slot: str, shape: Sequence[int], dtype) -> np.ndarray:
+    """An uninitialised ``shape`` array in this thread's reusable buffer ``slot`` -- MXNet's
+    temp-space resource: the kernels' large temporaries (im2col columns, GEMM results, lanes)
+    reuse memory already mapped instead of fresh pages from the allocator, each of which
+    faults (the 4 MB im2col of lenet's second convolution cost 1,000 page faults per call).
+    The caller must not return it, nor keep it past another use of the same slot."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if nbytes > _SCRATCH_MAX:
+        return np.empty(shape, dtype)
+    bufs = _SCRATCH.__dict__.setdefault("bufs", {})
+    buf = bufs.get(slot)
+    if buf is None or buf.nbytes < nbytes:
+        buf = bufs[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
+    return buf[:nbytes].view(dtype).reshape(shape)
+
+
+def _fresh_copy(a: np.ndarray) -> np.ndarray:
+    """A new C-contiguous array with ``a``'s values (``a`` may live in a scratch slot)."""
+    out = np.empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
 
 
 def conv_out_size(x: int, k: int, s: int, d: int, p: int) -> int:
@@ -68,6 +96,38 @@ def window_view(xp: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarra
         xp, (*xp.shape[:2], *g.kernel, *out_sp),
         (*xp.strides[:2], *(d * s for d, s in zip(g.dilate, sp_strides)),
          *(t * s for t, s in zip(g.stride, sp_strides))), writeable=False)
+
+
+def side_by_side(positions: int) -> bool:
+    """Whether images of ``positions`` pixels are computed with all samples side by side
+    (samples innermost, :func:`to_lanes`) rather than one GEMM per sample."""
+    return positions <= _SMALL_IMAGE
+
+
+def to_lanes(x: np.ndarray, pad: Sequence[int], slot: str | None = None) -> np.ndarray:
+    """A (C, *padded spatial, N) copy of channels-first ``x`` (N, C, *S) with ``pad`` zeros on
+    both sides of each spatial axis: the samples innermost ("lanes"), so each row of a window
+    view is N contiguous values instead of a few pixels (one transposing copy does the
+    padding too). With ``slot`` the copy is that :func:`scratch` buffer."""
+    n, c, *sp = x.shape
+    shape = (c, *(s + 2 * p for s, p in zip(sp, pad)), n)
+    out = np.empty(shape, x.dtype) if slot is None else scratch(slot, shape, x.dtype)
+    if any(pad):
+        out.fill(0)
+    out[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(pad, sp))] = np.moveaxis(x, 0, -1)
+    return out
+
+
+def lane_windows(xt: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
+    """The read-only (C, *kernel, *out_sp, N) view of padded lanes ``xt`` (C, *Sp, N) whose
+    element ``[c, k..., o..., n]`` is ``xt[c, o*stride + k*dilate ..., n]``; copied, it is the
+    im2col matrix (C*taps, positions*N) of all samples at once."""
+    st = xt.strides
+    sp = st[1:-1]
+    return np.lib.stride_tricks.as_strided(
+        xt, (xt.shape[0], *g.kernel, *out_sp, xt.shape[-1]),
+        (st[0], *(d * s for d, s in zip(g.dilate, sp)), *(t * s for t, s in zip(g.stride, sp)),
+         st[-1]), writeable=False)
 
 
 def _phase_split(x, g: Geometry, out_sp: Sequence[int]):
@@ -152,7 +212,8 @@ def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.n
     """im2col + one matmul per group: the column buffer is a single copy of the strided window
     view of the taps that meet real input, already in the exact output size. Images of up to
     ``_SMALL_IMAGE`` output positions put all samples side by side in one GEMM (columns
-    channel-and-tap-major, (C*taps, N*positions)); larger ones multiply per sample."""
+    channel-and-tap-major, (C*taps, positions*N), copied from :func:`to_lanes` so each copied
+    row is N contiguous values); larger ones multiply per sample."""
     n, c = x.shape[:2]
     f = w.shape[0]
     if groups == c and f == c:
@@ -165,16 +226,18 @@ def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.n
     wk = w[taps]
     cg, t = c // groups, int(np.prod(wk.shape[2:]))
     wg = wk.reshape(groups, f // groups, cg * t)
-    view = window_view(pad_input(x, g), g, out_sp)[taps]
     positions = int(np.prod(out_sp))
-    if positions > _SMALL_IMAGE:
+    if not side_by_side(positions):
+        view = window_view(pad_input(x, g), g, out_sp)[taps]
         col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
         return np.matmul(wg, col).reshape(n, f, *out_sp)
-    nd = g.nd
-    col = np.ascontiguousarray(view.transpose(1, *range(2, 2 + nd), 0,
-                                              *range(2 + nd, 2 + 2 * nd)))
-    out = np.matmul(wg, col.reshape(groups, cg * t, n * positions))
-    return np.ascontiguousarray(out.reshape(f, n, *out_sp).swapaxes(0, 1))
+    view = lane_windows(to_lanes(x, g.pad, "lanes"), g, out_sp)[taps[1:]]
+    dt = np.result_type(x, w)
+    col = scratch("col", view.shape, dt)
+    np.copyto(col, view)
+    out = np.matmul(wg, col.reshape(groups, cg * t, positions * n),
+                    out=scratch("gemm", (groups, f // groups, positions * n), dt))
+    return _fresh_copy(np.moveaxis(out.reshape(f, *out_sp, n), -1, 0))
 
 
 def _conv_chunks(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
@@ -215,58 +278,96 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     ``x`` (N, C, *S), ``w`` (C, F/groups, *kernel). One matmul gives every tap's
     contribution; each tap's part that lands inside the (cropped) output is then added into a
     strided window of it (col2im). Taps landing only in the crop are skipped; images of up to
-    ``_SMALL_IMAGE`` positions put all samples side by side in one GEMM; batch chunks bound the
-    tap buffer to ``_COL_BUDGET`` bytes.
+    ``_SMALL_IMAGE`` positions run on lanes (:func:`deconv_lanes`); larger ones multiply per
+    sample, in batch chunks that bound the tap buffer to ``_COL_BUDGET`` bytes.
     """
     n, c, *sp = x.shape
-    fg, cg = w.shape[1], c // groups
-    f, nd = groups * fg, g.nd
-    spans = [_tap_spans(k, s, d, p, x_, o) for k, s, d, p, x_, o in
-             zip(g.kernel, g.stride, g.dilate, pad, sp, out_sp)]
-    live = _live(spans)
-    dt = np.result_type(x, w)
-    positions = int(np.prod(sp))
-    small = positions <= _SMALL_IMAGE
-    out = np.zeros((f, *out_sp, n) if small else (n, f, *out_sp), dt)
-    if live is not None:
-        wk = w[(slice(None), slice(None)) + live]
-        t = int(np.prod(wk.shape[2:]))
-        wg = wk.reshape(groups, cg, fg * t).transpose(0, 2, 1)
-        kept = list(itertools.product(*(range(v.start, v.stop) for v in live)))
-        step = max(1, _COL_BUDGET // max(f * t * positions * dt.itemsize, 1))
-        for i in range(0, n, step):
-            _deconv_taps(x[i:i + step], wg, g, pad, spans, kept, out, i, small)
-    if small:
-        out = np.ascontiguousarray(np.moveaxis(out, -1, 0))
+    if side_by_side(int(np.prod(sp))):
+        out = deconv_lanes(to_lanes(x, (0,) * g.nd, "lanes"), w, g, pad, out_sp, groups)
+        out = _fresh_copy(np.moveaxis(out, -1, 0))
+    else:
+        fg, cg = w.shape[1], c // groups
+        f = groups * fg
+        spans = [_tap_spans(k, s, d, p, x_, o) for k, s, d, p, x_, o in
+                 zip(g.kernel, g.stride, g.dilate, pad, sp, out_sp)]
+        live = _live(spans)
+        dt = np.result_type(x, w)
+        out = np.zeros((n, f, *out_sp), dt)
+        if live is not None:
+            wk = w[(slice(None), slice(None)) + live]
+            t = int(np.prod(wk.shape[2:]))
+            wg = wk.reshape(groups, cg, fg * t).transpose(0, 2, 1)
+            kept = list(itertools.product(*(range(v.start, v.stop) for v in live)))
+            step = max(1, _COL_BUDGET // max(f * t * int(np.prod(sp)) * dt.itemsize, 1))
+            for i in range(0, n, step):
+                _deconv_taps(x[i:i + step], wg, g, pad, spans, kept, out, i)
     if b is not None:
-        out += b.reshape((-1,) + (1,) * nd)
+        out += b.reshape((-1,) + (1,) * g.nd)
     return out
 
 
-def _deconv_taps(x, wg, g: Geometry, pad, spans, kept, out, start: int, small: bool) -> None:
+def _tap_window(k: Sequence[int], g: Geometry, pad: Sequence[int],
+                spans: list[list[tuple[int, int]]]) -> tuple[tuple, tuple] | None:
+    """For tap ``k`` of a transposed convolution: the (source, destination) spatial slices of
+    its part that lands inside the cropped output, or None when nothing does."""
+    src, dst = [], []
+    for axis, ki in enumerate(k):
+        lo, hi = spans[axis][ki]
+        if hi <= lo:
+            return None
+        s = g.stride[axis]
+        first = ki * g.dilate[axis] + lo * s - pad[axis]
+        src.append(slice(lo, hi))
+        dst.append(slice(first, first + (hi - lo - 1) * s + 1, s))
+    return tuple(src), tuple(dst)
+
+
+def deconv_lanes(xt: np.ndarray, w: np.ndarray, g: Geometry, pad: Sequence[int],
+                 out_sp: Sequence[int], groups: int = 1) -> np.ndarray:
+    """:func:`deconv_nd` on lanes: ``xt`` (C, *S, N) (:func:`to_lanes`, unpadded) gives the
+    transposed convolution as lanes (F, *out_sp, N), in the :func:`scratch` slot ``"deconv"``.
+    The output channels run in blocks: one GEMM gives a block's every tap for all samples (at
+    most ``_TAP_BLOCK`` bytes), then each tap's part is added into its strided window of the
+    output -- rows of N samples, not a few pixels."""
+    c, *sp, n = xt.shape
+    fg, cg = w.shape[1], c // groups
+    spans = [_tap_spans(k, s, d, p, x_, o) for k, s, d, p, x_, o in
+             zip(g.kernel, g.stride, g.dilate, pad, sp, out_sp)]
+    live = _live(spans)
+    dt = np.result_type(xt, w)
+    out = scratch("deconv", (groups * fg, *out_sp, n), dt)
+    out.fill(0)
+    if live is None:
+        return out
+    wk = w[(slice(None), slice(None)) + live]
+    t = int(np.prod(wk.shape[2:]))
+    wg = wk.reshape(groups, cg, fg * t)  # (G, C/G, F/G * taps): filter-major, then tap
+    kept = list(itertools.product(*(range(v.start, v.stop) for v in live)))
+    xg = xt.reshape(groups, cg, -1)
+    outg = out.reshape(groups, fg, *out_sp, n)
+    block = max(1, min(fg, _TAP_BLOCK // max(t * xg.shape[2] * dt.itemsize, 1)))
+    every = (slice(None),)
+    for f0 in range(0, fg, block):
+        f1 = min(fg, f0 + block)
+        cols = np.matmul(wg[:, :, f0 * t:f1 * t].transpose(0, 2, 1), xg,
+                         out=scratch("gemm", (groups, (f1 - f0) * t, xg.shape[2]), dt))
+        cols = cols.reshape(groups, f1 - f0, t, *sp, n)
+        for j, k in enumerate(kept):
+            win = _tap_window(k, g, pad, spans)
+            if win is not None:
+                outg[every + (slice(f0, f1),) + win[1]] += cols[every * 2 + (j,) + win[0]]
+    return out
+
+
+def _deconv_taps(x, wg, g: Geometry, pad, spans, kept, out, start: int) -> None:
     """Add the transposed convolution of the batch chunk ``x`` (samples ``start`` on) into
-    ``out`` ((F, *out_sp, N) when ``small``: samples innermost, so each tap's add runs over
-    rows of samples rather than a few pixels; else (N, F, *out_sp))."""
+    ``out`` (N, F, *out_sp): one GEMM per sample for every tap, then a strided add per tap."""
     n, _, *sp = x.shape
     groups, cg = wg.shape[0], wg.shape[2]
     f, t = groups * wg.shape[1] // len(kept), len(kept)
-    if small:
-        xt = np.ascontiguousarray(np.moveaxis(x.reshape(n, groups, cg, *sp), 0, -1))
-        cols = np.matmul(wg, xt.reshape(groups, cg, -1)).reshape(f, t, *sp, n)
-        lead, tail = (slice(None),), (slice(start, start + n),)
-    else:
-        cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, f, t, *sp)
-        lead, tail = (slice(start, start + n), slice(None)), ()
+    cols = np.matmul(wg, x.reshape(n, groups, cg, -1)).reshape(n, f, t, *sp)
+    lead = (slice(start, start + n), slice(None))
     for j, k in enumerate(kept):
-        src, dst = [], []
-        for axis, ki in enumerate(k):
-            lo, hi = spans[axis][ki]
-            if hi <= lo:
-                break
-            s = g.stride[axis]
-            first = ki * g.dilate[axis] + lo * s - pad[axis]
-            src.append(slice(lo, hi))
-            dst.append(slice(first, first + (hi - lo - 1) * s + 1, s))
-        else:
-            part = cols[:, j] if small else cols[:, :, j]
-            out[lead + tuple(dst) + tail] += part[(slice(None),) * len(lead) + tuple(src)]
+        win = _tap_window(k, g, pad, spans)
+        if win is not None:
+            out[lead + win[1]] += cols[(slice(None), slice(None), j) + win[0]]
