@@ -40,8 +40,14 @@ from .conv import (
     deconv_nd,
     deconv_pad_adj,
     geometry,
-    pad_input,
-    window_view,
+)
+from .conv_kernels import (
+    deconv_lanes,
+    from_lanes,
+    lane_windows,
+    scratch,
+    side_by_side,
+    to_lanes,
 )
 
 __all__: list[str] = []
@@ -88,24 +94,36 @@ def _sample_gemm(a: np.ndarray, cols, groups: int, n: int, per_item: int) -> np.
     return acc
 
 
-def _correlate(a: np.ndarray, b_pad: np.ndarray, g: Geometry, groups: int,
-               out_sp) -> np.ndarray:
+def _correlate(a: np.ndarray, b: np.ndarray, g: Geometry, groups: int, out_sp,
+               a_lanes: np.ndarray | None = None) -> np.ndarray:
     """``sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` per group: (G, F/G, C/G*taps),
-    the weight gradient of a convolution whose output is ``a`` and padded input ``b_pad``.
+    the weight gradient of a convolution whose output is ``a`` and input ``b`` (``b_pad``: ``b``
+    padded by ``g.pad``).
 
-    One GEMM per batch chunk: the chunk's window view is copied channel-and-tap-major
-    (C*taps, m*size), so the contraction runs over every sample's positions at once."""
+    One GEMM per batch chunk, on lanes (:func:`~.conv_kernels.to_lanes`: samples innermost):
+    the chunk's windows of ``b`` are copied channel-and-tap-major (C*taps, size*m) into a
+    scratch buffer, each copied row m contiguous values, and multiplied with ``a``'s lanes
+    (F, size*m), so the contraction runs over every sample's positions at once. ``a_lanes``:
+    ``a``'s lanes when the caller has them (used when the batch is one chunk)."""
     n, fa = a.shape[:2]
-    cb, taps, size = b_pad.shape[1], int(np.prod(g.kernel)), int(np.prod(out_sp))
-    nd = g.nd
-    order = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))  # (C, *kernel, m, *out)
-
-    def cols(i: int, j: int) -> np.ndarray:
-        view = window_view(b_pad[i:j], g, out_sp).transpose(order)
-        return np.ascontiguousarray(view).reshape(groups, cb // groups * taps, -1)
-
-    return _sample_gemm(a.reshape(n, fa, size), cols, groups, n,
-                        cb * taps * size * b_pad.itemsize)
+    cb, taps, size = b.shape[1], int(np.prod(g.kernel)), int(np.prod(out_sp))
+    dt = np.result_type(a, b)
+    step = _chunk(cb * taps * size * dt.itemsize, n)
+    acc = np.zeros((groups, cb // groups * taps, fa // groups), dt) if n == 0 else None
+    for i in range(0, n, step):
+        m = min(step, n - i)
+        at = a_lanes if a_lanes is not None and m == n else to_lanes(a[i:i + m], (0,) * g.nd,
+                                                                     "og")
+        view = lane_windows(to_lanes(b[i:i + m], g.pad, "lanes"), g, out_sp)
+        col = scratch("col", view.shape, dt)
+        np.copyto(col, view)
+        part = np.matmul(col.reshape(groups, cb // groups * taps, size * m),
+                         at.reshape(groups, fa // groups, size * m).transpose(0, 2, 1))
+        if acc is None:
+            acc = part
+        else:
+            acc += part
+    return acc.transpose(0, 2, 1)
 
 
 def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
@@ -144,9 +162,14 @@ def _conv_backward(p, og, x, w, b=None):
     if all(k == 1 for k in g.kernel) and not any(g.pad):
         dx, dw = _pointwise(gw, xw, ww, g, groups)
         dw = dw.reshape(ww.shape)
+    elif side_by_side(int(np.prod(gw.shape[2:]))):
+        # the output gradient's lanes serve both products
+        og_lanes = to_lanes(gw, (0,) * g.nd, "og")
+        dx = from_lanes(deconv_lanes(og_lanes, ww, g, g.pad, xw.shape[2:], groups))
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:], og_lanes).reshape(ww.shape)
     else:
         dx = deconv_nd(gw, ww, None, g, g.pad, xw.shape[2:], groups)
-        dw = _correlate(gw, pad_input(xw, g), g, groups, gw.shape[2:]).reshape(ww.shape)
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:]).reshape(ww.shape)
     outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
     if b is not None:
         outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))
@@ -162,7 +185,7 @@ def _deconv_backward(p, og, x, w, b=None):
     pad, _ = deconv_pad_adj(p, g0, xw.shape[2:])
     g = Geometry(g0.kernel, g0.stride, g0.dilate, tuple(pad), False)
     dx = conv_nd(gw, ww, None, g, groups)
-    dw = _correlate(xw, pad_input(gw, g), g, groups, xw.shape[2:]).reshape(ww.shape)
+    dw = _correlate(xw, gw, g, groups, xw.shape[2:]).reshape(ww.shape)
     outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
     if b is not None:
         outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))

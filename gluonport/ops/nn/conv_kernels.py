@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .conv import Geometry
 
 __all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view",
-           "to_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch"]
+           "to_lanes", "from_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch"]
 
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
 _SMALL_IMAGE = 64  # output positions per sample up to which samples share one GEMM
@@ -116,6 +116,11 @@ def to_lanes(x: np.ndarray, pad: Sequence[int], slot: str | None = None) -> np.n
         out.fill(0)
     out[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(pad, sp))] = np.moveaxis(x, 0, -1)
     return out
+
+
+def from_lanes(xt: np.ndarray) -> np.ndarray:
+    """A new channels-first (N, C, *S) array with the values of lanes ``xt`` (C, *S, N)."""
+    return _fresh_copy(np.moveaxis(xt, -1, 0))
 
 
 def lane_windows(xt: np.ndarray, g: Geometry, out_sp: Sequence[int]) -> np.ndarray:
@@ -284,7 +289,7 @@ def deconv_nd(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: Geometry,
     n, c, *sp = x.shape
     if side_by_side(int(np.prod(sp))):
         out = deconv_lanes(to_lanes(x, (0,) * g.nd, "lanes"), w, g, pad, out_sp, groups)
-        out = _fresh_copy(np.moveaxis(out, -1, 0))
+        out = from_lanes(out)
     else:
         fg, cg = w.shape[1], c // groups
         f = groups * fg
