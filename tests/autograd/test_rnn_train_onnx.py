@@ -1,5 +1,6 @@
 """Hybridized training of the fused RNN op on onnxruntime: ``_backward_RNN``'s ONNX lowering
-(``gluonport/ops/nn/rnn_grad_onnx.py``, BPTT unrolled over a static sequence length) against
+(``gluonport/ops/nn/rnn_grad_onnx.py``, BPTT unrolled over a static sequence length) and
+RNN's training-mode form (``train_graph``: one RNN node per layer) against
 the numpy executor's ``_backward_RNN`` kernel, which tests/ops/test_grads.py checks against
 MXNet 1.9.1's gradients (and, for single RNN nodes, the lowering too). Here: whole Gluon layers
 (Embedding -> RNN layer -> Dense), two steps, float32 rounding (rtol 1e-4, atol 1e-5)."""
@@ -75,9 +76,16 @@ def test_gradients_match_the_numpy_kernel(kind, layers, bidirectional):
         assert np.abs(g_np[k]).max() > 0, k  # something flowed
 
 
-def test_dropout_between_layers_stays_on_numpy():
-    """The lowering cannot see the masks the forward drew: RNN's training-mode form refuses
-    p > 0 between layers, so the step runs on the numpy executor (and still trains)."""
-    backend, grads = _step("onnxruntime", "lstm", 2, False, dropout=0.5)
-    assert backend == "numpy"
-    assert all(np.isfinite(g).all() for g in grads.values())
+def test_dropout_between_layers_trains_on_onnxruntime():
+    """RNN's training-mode form (one RNN node per layer, Dropout's mask between them) runs on
+    onnxruntime: a negligible p gives the kernel's gradients (the cut parameter vector and
+    states put back together), p = 0.5 other, finite ones."""
+    backend, g_tiny = _step("onnxruntime", "lstm", 2, False, dropout=1e-7)
+    assert backend == "onnxruntime"
+    _, g_np = _step("numpy", "lstm", 2, False)
+    for k in g_np:
+        np.testing.assert_allclose(g_tiny[k], g_np[k], rtol=1e-4, atol=1e-5, err_msg=k)
+    backend, g_half = _step("onnxruntime", "lstm", 2, False, dropout=0.5)
+    assert backend == "onnxruntime"
+    assert all(np.isfinite(g).all() for g in g_half.values())
+    assert not np.allclose(g_half["m_lstm0_l0_i2h_weight"], g_np["m_lstm0_l0_i2h_weight"])

@@ -304,16 +304,67 @@ def _rnn_type(p, in_types):
     return ins, [dt] * len(_rnn_outputs(p))
 
 
-def _rnn_train_graph(F, p, inputs: list) -> None:
-    """Training mode on ONNX: as inference (the node is kept) unless dropout applies between
-    layers, whose masks the backward lowering cannot see: refused, so such a training step
-    stays on the numpy executor."""
+def _layer_params(p, params) -> list | None:
+    """Per layer, the pieces of the flat parameter vector when it is built as Gluon's RNN
+    layers build it (one ``_rnn_param_concat`` of every weight, then every bias, layer by
+    layer: ``4 * layers * dirs`` pieces), else ``None``."""
+    import json
+
+    dirs = 2 if p.bidirectional else 1
+    graph = json.loads(params.tojson())
+    head = graph["nodes"][graph["heads"][0][0]]
+    n = 2 * p.num_layers * dirs  # weight pieces; as many bias pieces
+    if head["op"] != "_rnn_param_concat" or len(head["inputs"]) != 2 * n:
+        return None
+    parts = params.get_children()
+    per = 2 * dirs
+    return [[parts[i] for i in range(per * layer, per * (layer + 1))]
+            + [parts[n + i] for i in range(per * layer, per * (layer + 1))]
+            for layer in range(p.num_layers)]
+
+
+def _rnn_train_graph(F, p, inputs: list):
+    """Training mode on ONNX, for the flat parameter vector of Gluon's RNN layers: one
+    single-layer ``RNN`` node per layer (its own flat vector joined from that layer's pieces,
+    the states cut per layer) and dropout ``p`` between layers as Dropout's (a uniform draw
+    kept below ``1 - p``, scaled by ``1 / (1 - p)``). So every layer's input is a forward
+    value the backward graph reads (``_backward_RNN``'s lowering then re-runs no layer) and
+    the masks are values too. One layer, options without a backward pass, or another flat
+    vector without dropout: trains as it infers (``None``); with dropout: refused (the
+    backward lowering of a multi-layer node cannot see its masks), so the step stays on the
+    numpy executor."""
     from .rnn_grad import trainable
 
-    if p.p > 0 and p.num_layers > 1 and trainable(p):
-        raise GluonportError(f"RNN: training-mode dropout between layers (p={p.p}) has no form "
-                             "from exportable ops; this training step runs on numpy")
-    return None
+    if p.num_layers == 1 or not trainable(p):
+        return None
+    layers = _layer_params(p, inputs[1])
+    if layers is None:
+        if p.p > 0:
+            raise GluonportError(f"RNN: training-mode dropout between layers (p={p.p}) of a "
+                                 "parameter vector not built by Gluon's RNN layers has no "
+                                 "form from exportable ops; this training step runs on numpy")
+        return None
+    L, lstm = p.num_layers, p.mode == "lstm"
+    states = [F.SliceChannel(s, num_outputs=L, axis=0) for s in inputs[2:4 if lstm else 3]]
+    attrs = {k: v for k, v in p.as_dict().items() if v is not None}
+    attrs.update(num_layers=1, p=0.0, state_outputs=True)
+    x, finals = inputs[0], [[], []]
+    for layer, pieces in enumerate(layers):
+        flat = F._internal._rnn_param_concat(*pieces, dim=0, num_args=len(pieces))
+        outs = F.RNN(x, flat, *[s[layer] for s in states], **attrs)
+        x = outs[0]
+        for k in range(len(states)):
+            finals[k].append(outs[1 + k])
+        if p.p > 0 and layer < L - 1:
+            keep = 1.0 - p.p
+            u = F.random.uniform_like(x, low=0.0, high=1.0)
+            mask = F._internal._mul_scalar(F._internal._lesser_scalar(u, scalar=keep),
+                                           scalar=1.0 / keep)
+            x = F.elemwise_mul(x, mask)
+    result = [x]
+    if p.state_outputs:
+        result += [F.Concat(*f, dim=0, num_args=L) for f in finals[:len(states)]]
+    return result, {}
 
 
 register(OpDef(
