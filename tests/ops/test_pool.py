@@ -127,3 +127,42 @@ def test_adaptive_windows_overlap():
     x = np.arange(5, dtype=np.float32).reshape(1, 1, 1, 5)
     out = mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.array(x), output_size=(1, 3)).asnumpy()
     np.testing.assert_allclose(out.ravel(), [0.5, 2.0, 3.5])
+
+
+def _first_max_reference(og, x, kernel, stride, pad, out_sp):
+    """Direct loops: each output gradient to the first maximum of its window (row-major taps;
+    padding never wins)."""
+    dx = np.zeros_like(x)
+    for idx in np.ndindex(*og.shape):
+        n, c, *o = idx
+        best, where = None, None
+        for tap in np.ndindex(*kernel):
+            pos = [oi * s + t - p for oi, s, t, p in zip(o, stride, tap, pad)]
+            if all(0 <= q < size for q, size in zip(pos, x.shape[2:])):
+                v = x[(n, c, *pos)]
+                if best is None or v > best:
+                    best, where = v, pos
+        dx[(n, c, *where)] += og[idx]
+    return dx
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0)),    # windows tile the data (lenet's 2x2/2)
+    ((2, 3, 9, 7), (2, 2), (2, 2), (0, 0)),    # disjoint, a row and a column left over
+    ((2, 2, 9, 9), (2, 2), (3, 3), (0, 0)),    # disjoint with gaps between windows
+    ((2, 2, 9, 9), (3, 3), (2, 2), (1, 1)),    # overlapping and padded (resnet's 3x3/2)
+    ((2, 2, 8), (2,), (2,), (0,)),             # 1-D tiled
+])
+def test_max_pool_backward_routes_ties_to_the_first_maximum(shape, kernel, stride, pad):
+    # values on a coarse grid so most windows hold tied maxima; the gradient of each window
+    # must reach its first maximum only (MXNet's routing), on every path of the kernel
+    from gluonport.ops.nn.pool import pool_backward, pool_nd, pool_out_size
+
+    rng = np.random.RandomState(7)
+    x = rng.randint(-1, 2, shape).astype(np.float32)
+    out_sp = [pool_out_size(v, k, s, p, "valid") for v, k, s, p in
+              zip(shape[2:], kernel, stride, pad)]
+    y = pool_nd(x, kernel, stride, pad, out_sp)
+    og = rng.randint(1, 9, y.shape).astype(np.float32)  # small integers: sums are exact
+    dx = pool_backward(og, x, y, kernel, stride, pad, out_sp, "max")
+    np.testing.assert_array_equal(dx, _first_max_reference(og, x, kernel, stride, pad, out_sp))

@@ -172,18 +172,30 @@ def _first_max_grad(xp: np.ndarray, y: np.ndarray, og: np.ndarray, kernel, strid
     MXNet's max-pool backward routes it; ``xp`` is the padded data (padding never wins unless
     the window holds nothing else, and padding is cropped). One pass per kernel tap over the
     output: a tap takes the gradient where it equals the window's maximum and no earlier tap
-    did."""
-    gp = np.zeros_like(xp)
-    free = np.ones(y.shape, bool)
+    did. Windows that do not overlap (stride >= kernel: lenet's and most nets' 2x2/2) write
+    their taps' parts straight into the result, which needs no zeroing when they tile it."""
+    disjoint = all(s >= k for s, k in zip(stride, kernel))
+    tiled = disjoint and all(s == k and o * s == t for s, k, o, t in
+                             zip(stride, kernel, out_sp, xp.shape[2:]))
+    gp = np.empty_like(xp) if tiled else np.zeros_like(xp)
+    free = np.empty(y.shape, bool)
     hit = np.empty(y.shape, bool)
-    part = np.empty(y.shape, og.dtype)
-    for tap in itertools.product(*(range(k) for k in kernel)):
+    part = None if disjoint else np.empty(y.shape, og.dtype)
+    taps = list(itertools.product(*(range(k) for k in kernel)))
+    for i, tap in enumerate(taps):
         sl = _tap_slice(tap, stride, out_sp)
         np.equal(xp[sl], y, out=hit)
-        hit &= free
-        np.multiply(og, hit, out=part)
-        gp[sl] += part
-        np.greater(free, hit, out=free)  # free and not hit
+        if i:
+            hit &= free
+        if part is None:
+            np.multiply(og, hit, out=gp[sl])
+        else:
+            np.multiply(og, hit, out=part)
+            gp[sl] += part
+        if i == 0:
+            np.logical_not(hit, out=free)
+        elif i < len(taps) - 1:
+            np.greater(free, hit, out=free)  # free and not hit
     return gp
 
 
@@ -200,9 +212,13 @@ def pool_backward(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel, stride, 
     total = _padded_size(sp, kernel, stride, pad, out_sp)
     inner = (slice(None), slice(None)) + tuple(slice(q, q + s) for q, s in zip(pad, sp))
     if kind == "max" and not v1:
-        xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
-        xp[inner] = xw
-        return _first_max_grad(xp, yw, g, kernel, stride, out_sp)[inner].astype(x.dtype)
+        if any(pad) or list(total) != list(sp):
+            xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
+            xp[inner] = xw
+        else:
+            xp = xw
+        return np.ascontiguousarray(_first_max_grad(xp, yw, g, kernel, stride, out_sp)[inner],
+                                    dtype=x.dtype)
     if kind == "avg":
         g = g / _avg_divisor(sp, kernel, stride, pad, out_sp, include).astype(wd)
     elif kind == "lp" and p_value > 1:
