@@ -42,10 +42,56 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
+# initializers with more elements than this are given to onnx's checker and shape inference as
+# typed graph inputs: both serialize the whole model first (twice, plus a ByteSize pass), which
+# made them 80% of a 32 MB import. Shape-carrying tensors (Reshape's shape, Slice's starts, ...)
+# are far smaller, so inference still sees their values; the tensors' own bytes are checked by
+# gluonport._core.onnxfile when the file is read.
+_LITE_ELEMENTS = 4096
+
+
+def _lite(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` without its large main-graph initializers, each declared as a graph input of
+    the same type and shape instead (the model is not modified; nodes are copied)."""
+    big = [t for t in model.graph.initializer if _elements(t) > _LITE_ELEMENTS]
+    if not big:
+        return model
+    lite = onnx.ModelProto()
+    _copy_fields(lite, model, "graph")
+    graph, src = lite.graph, model.graph
+    _copy_fields(graph, src, "initializer")
+    big_names = {t.name for t in big}
+    graph.initializer.extend(t for t in src.initializer if t.name not in big_names)
+    declared = {i.name for i in src.input}
+    graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                       for t in big if t.name not in declared)
+    return lite
+
+
+def _copy_fields(dst: Any, src: Any, skip: str) -> None:
+    for field, value in src.ListFields():
+        if field.name == skip:
+            continue
+        if isinstance(value, (str, bytes, int, float)):
+            setattr(dst, field.name, value)
+        elif hasattr(value, "ListFields"):
+            getattr(dst, field.name).CopyFrom(value)
+        else:  # a repeated field
+            getattr(dst, field.name).extend(value)
+
+
+def _elements(t: onnx.TensorProto) -> int:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n
+
+
 def _check(model: onnx.ModelProto, label: str) -> None:
     try:
-        if model.ByteSize() < 2 * 1024 ** 3 - 1:
-            onnx.checker.check_model(model)
+        lite = _lite(model)
+        if lite is not model or model.ByteSize() < 2 * 1024 ** 3 - 1:
+            onnx.checker.check_model(lite)
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         raise FormatError(f"fails onnx.checker: {first}; fix the exporter that wrote it or "
@@ -59,8 +105,8 @@ def infer_value_info(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     the graph's declared inputs/outputs. Inference failures leave names unknown."""
     types: dict[str, onnx.TypeProto] = {}
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                     data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(_lite(model), check_type=False,
+                                                     strict_mode=False, data_prop=True)
         infos = list(inferred.graph.value_info) + list(inferred.graph.output)
     except Exception:  # noqa: BLE001 - inference is a best effort; converters check shapes
         infos = list(model.graph.value_info) + list(model.graph.output)

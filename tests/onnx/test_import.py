@@ -616,3 +616,46 @@ def test_only_gluonport_errors_escape():
         sym, _, _ = import_model(model)
         with pytest.raises(GluonportError, match="'y'"):
             GraphPlan(sym).run({"x": _f32(2, 3)})
+
+
+# --- large initializers stay out of onnx's checker and shape inference -----------------------
+def _big_gemm_model(broken: bool = False) -> onnx.ModelProto:
+    """x (N, 100) -> Gemm with a 100x100 weight (10,000 elements, above the 4,096 the import
+    hands to onnx's checker/inference by value) -> Reshape by a small constant shape."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((100, 100)).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"], transB=1),
+             helper.make_node("Reshape", ["h", "shape"], ["y"])]
+    if broken:  # an attribute Relu does not have: onnx's checker refuses the model
+        nodes.append(helper.make_node("Relu", ["y"], ["z"], alpha=1.0))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 100])],
+        [helper.make_tensor_value_info("z" if broken else "y", TensorProto.FLOAT, ["N", 10, 10])],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.array([-1, 10, 10], np.int64), "shape")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_large_initializers_are_inputs_to_checker_and_inference_only():
+    """The import checks and shape-infers a copy whose large initializers are typed graph
+    inputs (onnx serializes the whole model for both: 80% of a 32 MB import before), while
+    small shape-carrying ones keep their values: the Reshape's output shape is still inferred,
+    the import still matches numpy, the caller's model is untouched, and a broken node is still
+    refused by the checker."""
+    from gluonport.onnx._import_load import _lite, infer_value_info
+
+    model = _big_gemm_model()
+    before = model.SerializeToString()
+    lite = _lite(model)
+    assert [t.name for t in lite.graph.initializer] == ["shape"]
+    assert [i.name for i in lite.graph.input] == ["x", "w"]
+    assert model.SerializeToString() == before
+    dims = [d.dim_value or d.dim_param for d in infer_value_info(model)["y"].tensor_type.shape.dim]
+    assert dims[1:] == [10, 10]  # from the small initializer's values (the -1 stays symbolic)
+    sym, arg, aux = import_model(model)
+    x = np.random.default_rng(1).standard_normal((3, 100)).astype(np.float32)
+    w = numpy_helper.to_array(model.graph.initializer[0])
+    got = GraphPlan(sym).run({"x": x, **{k: v.asnumpy() for k, v in arg.items()}})[0]
+    np.testing.assert_allclose(got, (x @ w.T).reshape(3, 10, 10), rtol=1e-5, atol=1e-5)
+    with pytest.raises(FormatError, match="fails onnx.checker"):
+        import_model(_big_gemm_model(broken=True))
