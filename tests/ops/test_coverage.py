@@ -264,3 +264,18 @@ def test_gradient_kind_is_mxnets(name):
     else:
         assert op.gradient is not None and op.gradient is not registry.zero_gradient, (
             f"{name}: MXNet 1.9.1 differentiates it")
+
+
+def test_every_op_and_alias_is_one_mxnet_1_9_1_registers():
+    """Graphs gluonport writes -- Gluon exports and ONNX imports alike -- name only ops MXNet
+    1.9.1 has (``tests/golden/ops/mxnet_op_names.json``, from the oracle's registry), so an
+    imported model never needs a 'gluonport-only' mark: where ONNX has no MXNet 1.9.1
+    expression the importer refuses the node instead of inventing an op. ``_backward_*``
+    kernels live only in backward graphs, which are never written as MXNet files."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "golden", "ops",
+                           "mxnet_op_names.json")) as f:
+        mxnet = set(json.load(f))
+    assert len(mxnet) == 1167
+    ours = set(OPS) | set(registry.aliases())
+    extra = sorted(n for n in ours if n not in mxnet and not n.startswith("_backward_"))
+    assert not extra, f"ops MXNet 1.9.1 does not register: {extra}"
