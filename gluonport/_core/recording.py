@@ -18,9 +18,32 @@ class _State(threading.local):
 
     recording = False
     training = False
+    discarded: tuple = ()  # (op name, input indices): see discarded_grads
 
 
 _state = _State()
+
+
+def discarded_grads(op: str) -> frozenset:
+    """The inputs of ``op`` whose gradients the imperative backward pass will throw away,
+    while it runs the gradient rule of an ``op`` node (inputs outside the recorded graph:
+    MXNet's ``kNullOp`` requests, which its backward kernels skip); empty otherwise. A
+    ``_backward_<op>`` kernel may then return zeros for those gradients."""
+    got = _state.discarded
+    return got[1] if got and got[0] == op else frozenset()
+
+
+def set_discarded_grads(op: str, inputs: frozenset) -> tuple:
+    """Declare (the imperative tape does, around one rule call) which inputs of ``op`` get
+    no gradient; returns the previous declaration, to be restored with
+    ``restore_discarded_grads``."""
+    prev, _state.discarded = _state.discarded, (op, inputs) if inputs else ()
+    return prev
+
+
+def restore_discarded_grads(prev: tuple) -> None:
+    """Undo :func:`set_discarded_grads`."""
+    _state.discarded = prev
 
 
 def set_recording(is_recording: bool) -> bool:  # noqa: FBT001 - MXNet's signature
