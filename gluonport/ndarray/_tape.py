@@ -187,7 +187,13 @@ def _gradients_of(node: Node, ograds: list, F: Any) -> list:
             reason = op.no_gradient or "gluonport defines no gradient for it yet"
             raise GluonportError(f"Operator {op.name} is non-differentiable because it didn't "
                                  f"register FGradient attribute ({reason})")
-        grads = list(op.gradient(F, node.params, node.inputs, node.outputs, ograds))
+        # inputs outside the graph take no gradient: their kernels may skip it (kNullOp)
+        unused = frozenset(i for i, p in enumerate(node.parents) if p is None)
+        prev = recording.set_discarded_grads(op.name, unused)
+        try:
+            grads = list(op.gradient(F, node.params, node.inputs, node.outputs, ograds))
+        finally:
+            recording.restore_discarded_grads(prev)
     if len(grads) != len(node.inputs):
         raise GluonportError(f"{node.name}: its gradient gave {len(grads)} values for "
                              f"{len(node.inputs)} inputs")

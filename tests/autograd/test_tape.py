@@ -115,3 +115,43 @@ def test_update_with_out_keeps_the_variable():
         y.backward()
         nd.sgd_update(w, w.grad, lr=0.1, wd=0.0, out=w)
     np.testing.assert_allclose(w.asnumpy(), np.float32([1.0, 2.0]) * 0.8 * 0.8, rtol=1e-6)
+
+
+def test_discarded_data_gradient_is_not_computed(monkeypatch):
+    # MXNet's kernels skip a kNullOp data gradient: the first convolution's data is outside the
+    # graph, so its transposed convolution is never run, and the weight and bias gradients are
+    # those of the full computation; a second convolution's data gradient still flows
+    from gluonport.ops.nn import conv_grad
+
+    rng = np.random.RandomState(0)
+    data = rng.uniform(-1, 1, (2, 3, 6, 6))
+    w1, b1 = nd.array(rng.uniform(-1, 1, (4, 3, 3, 3))), nd.array(rng.uniform(-1, 1, (4,)))
+    w2 = nd.array(rng.uniform(-1, 1, (2, 4, 3, 3)))
+
+    def grads(data_needs_grad: bool) -> list:
+        x = nd.array(data)
+        params = [w1, b1, w2] + ([x] if data_needs_grad else [])
+        for a in params:
+            a.attach_grad()
+        with autograd.record():
+            h = nd.Convolution(x, w1, b1, kernel=(3, 3), num_filter=4)
+            y = nd.Convolution(h, w2, kernel=(3, 3), num_filter=2, no_bias=True)
+            loss = (y * y).sum()
+        loss.backward()
+        return [a.grad.asnumpy().copy() for a in (w1, b1, w2)]
+
+    full = grads(True)
+    calls = []
+
+    def counting(kernel, batch_axis):
+        def run(og, *args, **kwargs):
+            calls.append(og.shape[batch_axis])  # the output gradient's channels
+            return kernel(og, *args, **kwargs)
+        return run
+
+    monkeypatch.setattr(conv_grad, "deconv_nd", counting(conv_grad.deconv_nd, 1))
+    monkeypatch.setattr(conv_grad, "deconv_lanes", counting(conv_grad.deconv_lanes, 0))
+    skipped = grads(False)
+    assert calls == [2]  # only the second convolution's data gradient
+    for got, want in zip(skipped, full):
+        np.testing.assert_array_equal(got, want)

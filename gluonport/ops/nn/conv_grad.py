@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core import recording
 from ..._core.attr_fields import Enum, Int
 from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..registry import OpDef, register
@@ -154,12 +155,22 @@ def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
     return dx, dw
 
 
+def _data_grad_discarded() -> bool:
+    """Whether the tape throws the data gradient away (the data is outside the graph: the
+    first layer's input); MXNet's kernels skip a ``kNullOp`` data gradient too."""
+    return any(0 in recording.discarded_grads(op) for op in ("Convolution", "Convolution_v1"))
+
+
 def _conv_backward(p, og, x, w, b=None):
-    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias."""
+    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias. A data
+    gradient the imperative tape discards is zeros, not computed."""
     g = geometry(p, "Convolution")
     last, groups = g.channels_last, p.num_group
     gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
-    if all(k == 1 for k in g.kernel) and not any(g.pad):
+    if _data_grad_discarded():
+        dx = np.zeros(xw.shape, gw.dtype)
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:]).reshape(ww.shape)
+    elif all(k == 1 for k in g.kernel) and not any(g.pad):
         dx, dw = _pointwise(gw, xw, ww, g, groups)
         dw = dw.reshape(ww.shape)
     elif side_by_side(int(np.prod(gw.shape[2:]))):
