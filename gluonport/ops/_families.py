@@ -32,7 +32,7 @@ from . import shape  # noqa: F401
 from .math import sort  # noqa: F401
 from .math import unary  # noqa: F401
 from .math import bitwise  # noqa: F401
-from .nn import dense_grad, conv_grad  # noqa: F401
+from .nn import dense_grad, conv_grad, conv_grad_onnx  # noqa: F401
 from .tensor import indexing_grad  # noqa: F401
 from .control import flow, flow_grad, flow_onnx  # noqa: F401
 # isort: on

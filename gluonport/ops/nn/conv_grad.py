@@ -18,21 +18,14 @@ Inputs differ from MXNet's (whose backward nodes read shapes from the forward no
 gradient, then the forward inputs (bias only for its dtype and presence). float16 is computed in
 float32 and rounded once; channels-last layouts are computed channels-first.
 
-ONNX export (ONNX has no convolution-gradient operator): a data gradient is a ``ConvTranspose``
-(Convolution; ``output_padding`` restores the data size) or a ``Conv`` (Deconvolution); a weight
-gradient is a grouped ``Conv`` over transposed tensors -- the batch becomes the channel axis, one
-operand's channels the batch, stride and dilation swap -- sliced to the kernel size and
-transposed back; a bias gradient is a ``ReduceSum``. float16 and float64 (onnxruntime has no
-double Conv) are computed in float32. Channels-last layouts are refused with the reason.
+ONNX export: :mod:`.conv_grad_onnx`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..._core import recording
 from ..._core.attr_fields import Enum, Int
-from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..registry import OpDef, register
 from .conv import (
     Geometry,
@@ -155,22 +148,12 @@ def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
     return dx, dw
 
 
-def _data_grad_discarded() -> bool:
-    """Whether the tape throws the data gradient away (the data is outside the graph: the
-    first layer's input); MXNet's kernels skip a ``kNullOp`` data gradient too."""
-    return any(0 in recording.discarded_grads(op) for op in ("Convolution", "Convolution_v1"))
-
-
 def _conv_backward(p, og, x, w, b=None):
-    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias. A data
-    gradient the imperative tape discards is zeros, not computed."""
+    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias."""
     g = geometry(p, "Convolution")
     last, groups = g.channels_last, p.num_group
     gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
-    if _data_grad_discarded():
-        dx = np.zeros(xw.shape, gw.dtype)
-        dw = _correlate(gw, xw, g, groups, gw.shape[2:]).reshape(ww.shape)
-    elif all(k == 1 for k in g.kernel) and not any(g.pad):
+    if all(k == 1 for k in g.kernel) and not any(g.pad):
         dx, dw = _pointwise(gw, xw, ww, g, groups)
         dw = dw.reshape(ww.shape)
     elif side_by_side(int(np.prod(gw.shape[2:]))):
@@ -255,111 +238,3 @@ register(OpDef(
     compute=_up_backward, no_gradient=_NO_GRAD,
     doc="Nearest UpSampling's gradients. Inputs: the output gradient, then the forward inputs "
         "(read for their shapes); outputs: one gradient per forward input."))
-
-
-# --- ONNX export ---------------------------------------------------------------------------------
-def _inputs_in(ctx: LoweringContext, work) -> list[str]:
-    return [ctx.inputs[i] if ctx.in_dtypes[i] == work else ctx.cast_to(ctx.inputs[i], work)
-            for i in range(len(ctx.inputs))]
-
-
-def _out(ctx: LoweringContext, k: int, y: str) -> None:
-    ctx.make("Cast", [y], outputs=[ctx.outputs[k]], to=_onnx_dtype(ctx.in_dtypes[k + 1]))
-
-
-def _onnx_dtype(dt) -> int:
-    from ..._core import dtypes
-
-    return dtypes.onnx_of(np.dtype(dt))
-
-
-def _geometry(ctx: LoweringContext, op: str) -> Geometry:
-    g = geometry(ctx.params, op)
-    if g.channels_last:
-        raise ctx.fail(f"the gradient of a channels-last {op} has no ONNX export here; use a "
-                       "channels-first layout (MXNet 1.9.1 runs channels-last only on GPU)")
-    for i in (1, 2):
-        if any(ctx.is_dynamic(i, a) for a in range(2, len(ctx.in_shapes[i]))):
-            raise ctx.fail(f"the gradient of {op} needs the spatial dims fixed at export time")
-    return g
-
-
-def _weight_grad(ctx: LoweringContext, a: str, b: str, a_ch: int, b_ch: int, groups: int,
-                 g: Geometry, pads, a_sp, b_sp) -> str:
-    """``dW[f, c, k] = sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` as one grouped
-    ``Conv``: input ``b`` as (C/G, G*N, *S), weight ``a`` as (G*F/G, N, *O), stride and dilation
-    swapped; the result (C/G, F, *K') is sliced to the kernel and made (F, C/G, *kernel)."""
-    nd = g.nd
-    sp_b = list(range(3, 3 + nd))
-    xb = ctx.make("Reshape", [b, ctx.ints([0, groups, b_ch // groups] + list(b_sp), "b5")])
-    xb = ctx.make("Transpose", [xb], perm=[2, 1, 0] + sp_b)
-    xb = ctx.make("Reshape", [xb, ctx.ints([b_ch // groups, -1] + list(b_sp), "b_t")])
-    wa = ctx.make("Reshape", [a, ctx.ints([0, groups, a_ch // groups] + list(a_sp), "a5")])
-    wa = ctx.make("Transpose", [wa], perm=[1, 2, 0] + sp_b)
-    wa = ctx.make("Reshape", [wa, ctx.ints([a_ch, -1] + list(a_sp), "a_t")])
-    y = ctx.make("Conv", [xb, wa], strides=list(g.dilate), dilations=list(g.stride),
-                 pads=list(pads) * 2, group=groups)
-    axes = list(range(2, 2 + nd))
-    y = ctx.make("Slice", [y, ctx.ints([0] * nd, "k0"), ctx.ints(list(g.kernel), "k"),
-                           ctx.ints(axes, "kaxes")])
-    return ctx.make("Transpose", [y], perm=[1, 0] + axes)
-
-
-def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
-    return onnx_reduce(ctx, "ReduceSum", og, [0] + list(range(2, 2 + nd)), keepdims=False)
-
-
-def _conv_onnx(ctx: LoweringContext) -> None:
-    p = ctx.params
-    g = _geometry(ctx, "Convolution")
-    og, x, w, *_ = _inputs_in(ctx, np.float32)
-    x_sp = [int(v) for v in ctx.in_shapes[1][2:]]
-    out_pad = [(v + 2 * q - d) % s for v, q, d, s in
-               zip(x_sp, g.pad, (g.dilated(i) for i in range(g.nd)), g.stride)]
-    dx = ctx.make("ConvTranspose", [og, w], kernel_shape=list(g.kernel), strides=list(g.stride),
-                  dilations=list(g.dilate), pads=list(g.pad) * 2, group=p.num_group,
-                  output_padding=out_pad if any(out_pad) else None)
-    _out(ctx, 0, dx)
-    c, f = int(ctx.in_shapes[1][1]), p.num_filter
-    og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
-    _out(ctx, 1, _weight_grad(ctx, og, x, f, c, p.num_group, g, g.pad, og_sp, x_sp))
-    if len(ctx.inputs) > 3:
-        _out(ctx, 2, _bias_grad(ctx, og, g.nd))
-
-
-def _deconv_onnx(ctx: LoweringContext) -> None:
-    p = ctx.params
-    g = _geometry(ctx, "Deconvolution")
-    og, x, w, *_ = _inputs_in(ctx, np.float32)
-    pad, _ = deconv_pad_adj(p, g, [int(v) for v in ctx.in_shapes[1][2:]])
-    dx = ctx.make("Conv", [og, w], kernel_shape=list(g.kernel), strides=list(g.stride),
-                  dilations=list(g.dilate), pads=list(pad) * 2, group=p.num_group)
-    _out(ctx, 0, dx)
-    c, f = int(ctx.in_shapes[1][1]), p.num_filter
-    x_sp = [int(v) for v in ctx.in_shapes[1][2:]]
-    og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
-    _out(ctx, 1, _weight_grad(ctx, x, og, c, f, p.num_group, g, pad, x_sp, og_sp))
-    if len(ctx.inputs) > 3:
-        _out(ctx, 2, _bias_grad(ctx, og, g.nd))
-
-
-def _up_onnx(ctx: LoweringContext) -> None:
-    """Block sums: ``og`` (or its channel slice) reshaped to (N, C, H, s, W, s), ReduceSum."""
-    p = ctx.params
-    (og,) = _inputs_in(ctx, np.float32)[:1]
-    oh, start = int(ctx.in_shapes[0][2]), 0
-    for k, shape in enumerate(ctx.in_shapes[1:]):
-        c, h, w = (int(v) for v in shape[1:])
-        s = oh // h
-        part = og
-        if p.multi_input_mode == "concat":
-            part = ctx.make("Slice", [og, ctx.ints([start], "c0"), ctx.ints([start + c], "c1"),
-                                      ctx.ints([1], "caxis")])
-            start += c
-        blocks = ctx.make("Reshape", [part, ctx.ints([0, c, h, s, w, s], "blocks")])
-        _out(ctx, k, onnx_reduce(ctx, "ReduceSum", blocks, [3, 5], keepdims=False))
-
-
-lowering("_backward_Convolution")(_conv_onnx)
-lowering("_backward_Deconvolution")(_deconv_onnx)
-lowering("_backward_UpSampling")(_up_onnx)

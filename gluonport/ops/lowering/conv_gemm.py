@@ -1,0 +1,234 @@
+"""Convolution products on small images as one GEMM over the whole batch (ONNX).
+
+onnxruntime's ``Conv`` and ``ConvTranspose`` (MLAS, 1.16 to 1.32) run one GEMM per sample: on
+a small image that GEMM is a matrix-vector product that reads the whole weight again for every
+sample (resnet18's 512-channel 3x3 layer on 1x1 images, batch 32: 16 ms for 75 M multiply-adds,
+one thread). Here the three products of a convolution -- the forward, the weight gradient and
+the data gradient -- are each one ``Gemm``/``MatMul`` whose rows are all samples' output
+positions, the computation MXNet's CPU kernels do per sample (im2col + GEMM):
+
+* im2col: the data is transposed to channels-last (N, *S, C) and zero-padded, each kernel tap
+  is one ``Slice`` (blocks of C contiguous values), and the taps are stacked and moved
+  innermost: columns (N*O, C*T), the order of the weight's own (F, C, *kernel) memory, so the
+  weight and its gradient are used as they are (a reshape), never copied or reordered;
+* the data gradient spreads the columns' gradient back (col2im): the taps are moved outermost
+  and split, and each tap's (N, *O, C) slab, zeros interleaved for strides, is padded or cropped
+  into place; taps that land only on padding are dropped; the rest are summed.
+
+Every product is the sum of the same products as MXNet's im2col + GEMM, padding zeros included
+(so an infinite gradient meets a padding zero as it does in MXNet), in another summation order:
+float32 rounding differs, nothing else. Groups, channels-last layouts and dtypes other than
+float32 are not handled here (callers keep their ``Conv`` lowering for them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import LoweringContext
+
+__all__ = ["ConvShape", "conv_shape", "im2col_rows", "weight_rows", "grad_rows", "forward",
+           "weight_grad", "data_grad"]
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A convolution's sizes: channels ``c`` -> filters ``f``, spatial ``in_sp`` -> ``out_sp``."""
+
+    c: int
+    f: int
+    in_sp: tuple[int, ...]
+    out_sp: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilate: tuple[int, ...]
+    pad: tuple[int, ...]
+    #: columns in (tap, channel) order, the weight reordered to match (when the weight is
+    #: smaller than the columns); else (channel, tap), the weight's own order
+    tap_major: bool
+
+    @property
+    def nd(self) -> int:
+        return len(self.kernel)
+
+    @property
+    def taps(self) -> int:
+        return int(np.prod(self.kernel))
+
+
+def conv_shape(n: int, c: int, f: int, in_sp: Sequence[int], out_sp: Sequence[int], kernel,
+               stride, dilate, pad) -> ConvShape:
+    """The :class:`ConvShape` of a convolution (symmetric ``pad``, MXNet's) of ``n`` samples.
+
+    The columns (N*O, C*T) or the weight (F, C*T) is reordered between the (channel, tap)
+    order of the weight's memory and the (tap, channel) order im2col makes in channels-last
+    layout (onnxruntime moves the innermost axis at ~2 ns a value): the smaller one."""
+    def ints(v: Sequence[int]) -> tuple[int, ...]:
+        return tuple(int(e) for e in v)
+
+    positions = int(np.prod([int(v) for v in out_sp]))
+    return ConvShape(int(c), int(f), ints(in_sp), ints(out_sp), ints(kernel), ints(stride),
+                     ints(dilate), ints(pad), int(f) < int(n) * positions)
+
+
+def _spatial_pad(ctx: LoweringContext, x: str, before: Sequence[int], after: Sequence[int]
+                 ) -> str:
+    """Zero-pad (positive) or crop (negative) the spatial axes 1..nd of a (N, *S, C) tensor."""
+    nd = len(before)
+    grow_b, grow_a = [max(b, 0) for b in before], [max(a, 0) for a in after]
+    if any(grow_b) or any(grow_a):
+        x = ctx.make("Pad", [x, ctx.ints([0, *grow_b, 0, 0, *grow_a, 0], "pads")],
+                     mode="constant")
+    if min(*before, *after) < 0:
+        big = np.iinfo(np.int64).max
+        starts = [max(-b, 0) for b in before]
+        ends = [a if a < 0 else big for a in after]
+        x = ctx.make("Slice", [x, ctx.ints(starts, "starts"), ctx.ints(ends, "ends"),
+                               ctx.ints(range(1, 1 + nd), "axes")])
+    return x
+
+
+def _rows(ctx: LoweringContext, y: str, nd: int, width: int) -> str:
+    y = ctx.make("Transpose", [y], perm=[0, *range(2, 2 + nd), 1])
+    return ctx.make("Reshape", [y, ctx.ints([-1, width], "rows")])
+
+
+def _from_rows(ctx: LoweringContext, rows: str, sp: Sequence[int], width: int) -> str:
+    """(N*S, width) -> (N, width, *S)."""
+    nd = len(sp)
+    y = ctx.make("Reshape", [rows, ctx.ints([-1, *sp, width], "nsc")])
+    return ctx.make("Transpose", [y], perm=[0, nd + 1, *range(1, nd + 1)])
+
+
+def im2col_rows(ctx: LoweringContext, x: str, cs: ConvShape) -> str:
+    """The columns (N*O, C*T) of channels-first ``x`` (N, C, *S): row (n, o), column (c, t)
+    (or (t, c) when ``cs.tap_major``) holds ``x[n, c, o*s + t*d - p]`` (taps in C order; zero
+    where that is padding)."""
+    nd = cs.nd
+    xl = ctx.make("Transpose", [x], perm=[0, *range(2, 2 + nd), 1])  # (N, *S, C)
+    reach = [(k - 1) * d + (o - 1) * s + 1
+             for k, d, o, s in zip(cs.kernel, cs.dilate, cs.out_sp, cs.stride)]
+    after = [r - p - n for r, p, n in zip(reach, cs.pad, cs.in_sp)]
+    xp = _spatial_pad(ctx, xl, list(cs.pad), after)  # exactly the windows' reach
+    axes, steps = ctx.ints(range(1, 1 + nd), "axes"), ctx.ints(cs.stride, "steps")
+    taps = []
+    for tap in itertools.product(*(range(k) for k in cs.kernel)):
+        starts = [a * d for a, d in zip(tap, cs.dilate)]
+        ends = [b + (o - 1) * s + 1 for b, o, s in zip(starts, cs.out_sp, cs.stride)]
+        whole = all(b == 0 and e == r and (s == 1 or o == 1)
+                    for b, e, r, s, o in zip(starts, ends, reach, cs.stride, cs.out_sp))
+        taps.append(xp if whole else ctx.make("Slice", [xp, ctx.ints(starts, "starts"),
+                                                        ctx.ints(ends, "ends"), axes, steps]))
+    if len(taps) == 1:
+        return ctx.make("Reshape", [taps[0], ctx.ints([-1, cs.c], "cols")])
+    stacked = [ctx.make("Unsqueeze", [t, ctx.ints([nd + 1], "axes")]) for t in taps]
+    cols = ctx.make("Concat", stacked, axis=nd + 1)  # (N, *O, T, C): taps as blocks of C
+    if cs.tap_major:
+        return ctx.make("Reshape", [cols, ctx.ints([-1, cs.taps * cs.c], "cols")])
+    cols = ctx.make("Reshape", [cols, ctx.ints([-1, cs.taps, cs.c], "otc")])
+    cols = ctx.make("Transpose", [cols], perm=[0, 2, 1])  # (N*O, C, T)
+    return ctx.make("Reshape", [cols, ctx.ints([-1, cs.c * cs.taps], "cols")])
+
+
+def weight_rows(ctx: LoweringContext, w: np.ndarray | str, cs: ConvShape) -> str:
+    """The (F, C, *kernel) weight as (F, C*T) in the columns' order (a parameter's value is
+    laid out at export time)."""
+    if not isinstance(w, str):
+        arr = np.asarray(w, np.float32).reshape(cs.f, cs.c, cs.taps)
+        if cs.tap_major:
+            arr = arr.transpose(0, 2, 1)
+        return ctx.const(np.ascontiguousarray(arr).reshape(cs.f, -1), "w_rows")
+    if cs.tap_major and cs.taps > 1:
+        w = ctx.make("Reshape", [w, ctx.ints([cs.f, cs.c, cs.taps], "fct")])
+        w = ctx.make("Transpose", [w], perm=[0, 2, 1])
+    return ctx.make("Reshape", [w, ctx.ints([cs.f, cs.c * cs.taps], "w_rows")])
+
+
+def forward(ctx: LoweringContext, cols: str, w_rows: str, bias: str | None,
+            cs: ConvShape) -> str:
+    """The convolution (N, F, *O) from :func:`im2col_rows` and :func:`weight_rows` (one
+    ``Gemm``, which adds the bias)."""
+    y = ctx.make("Gemm", [cols, w_rows] + ([bias] if bias else []), transB=1)
+    return _from_rows(ctx, y, cs.out_sp, cs.f)
+
+
+def grad_rows(ctx: LoweringContext, og: str, cs: ConvShape) -> str:
+    """The output gradient (N, F, *O) as rows (N*O, F)."""
+    return _rows(ctx, og, cs.nd, cs.f)
+
+
+def weight_grad(ctx: LoweringContext, og_rows: str, cols: str, cs: ConvShape) -> str:
+    """``dW = og_rows^T @ cols`` as (F, C, *kernel)."""
+    dw = ctx.make("Gemm", [og_rows, cols], transA=1)  # (F, C*T) or (F, T*C)
+    if cs.tap_major and cs.taps > 1:
+        dw = ctx.make("Reshape", [dw, ctx.ints([cs.f, *cs.kernel, cs.c], "fkc")])
+        return ctx.make("Transpose", [dw], perm=[0, cs.nd + 1, *range(1, cs.nd + 1)])
+    return ctx.make("Reshape", [dw, ctx.ints([cs.f, cs.c, *cs.kernel], "w_shape")])
+
+
+def data_grad(ctx: LoweringContext, og_rows: str, w_rows: str, cs: ConvShape) -> str:
+    """The data gradient (N, C, *S): the columns' gradient ``og_rows @ w_rows`` (N*O, C*T)
+    spread back to the positions each tap read (col2im) and summed."""
+    nd, t = cs.nd, cs.taps
+    dcols = ctx.make("MatMul", [og_rows, w_rows])
+    if t > 1 and cs.tap_major:
+        dcols = ctx.make("Reshape", [dcols, ctx.ints([-1, t, cs.c], "otc")])
+    elif t > 1:
+        dcols = ctx.make("Reshape", [dcols, ctx.ints([-1, cs.c, t], "oct")])
+        dcols = ctx.make("Transpose", [dcols], perm=[2, 0, 1])  # (T, N*O, C)
+    places = []
+    for tap in itertools.product(*(range(k) for k in cs.kernel)):
+        before = [a * d - p for a, d, p in zip(tap, cs.dilate, cs.pad)]
+        last = [b + (o - 1) * s for b, o, s in zip(before, cs.out_sp, cs.stride)]
+        # a tap whose positions are all padding gives the data nothing
+        inside = all(any(0 <= b + j * s < n for j in range(o))
+                     for b, o, s, n in zip(before, cs.out_sp, cs.stride, cs.in_sp))
+        places.append((before, [n - 1 - e for n, e in zip(cs.in_sp, last)]) if inside else None)
+    if t > 1:
+        slabs = ctx.make("Split", [dcols, ctx.ints([1] * t, "split")], outputs=t,
+                         axis=1 if cs.tap_major else 0)
+        slabs = [slabs] if isinstance(slabs, str) else list(slabs)
+    else:
+        slabs = [dcols]
+    parts = []
+    for slab, place in zip(slabs, places):
+        if place is None:
+            continue
+        slab = ctx.make("Reshape", [slab, ctx.ints([-1, *cs.out_sp, cs.c], "nsc")])
+        slab = _interleave_last(ctx, slab, cs.stride, cs.out_sp, cs.c)
+        parts.append(_spatial_pad(ctx, slab, *place))
+    y = parts[0] if len(parts) == 1 else ctx.make("Sum", parts)
+    return ctx.make("Transpose", [y], perm=[0, nd + 1, *range(1, nd + 1)])
+
+
+def _interleave_last(ctx: LoweringContext, x: str, stride: Sequence[int], sp: Sequence[int],
+                     c: int) -> str:
+    """``s - 1`` zero rows between neighbours along each spatial axis of (N, *S, C)."""
+    if all(s == 1 for s in stride) or all(v == 1 for v in sp):
+        return x
+    nd = len(stride)
+    # (N, S1, 1, S2, 1, ..., C) padded to (N, S1, s1, S2, s2, ..., C)
+    x = ctx.make("Unsqueeze", [x, ctx.ints([2 + 2 * i for i in range(nd)], "axes")])
+    after = [0] + list(itertools.chain(*((0, s - 1) for s in stride))) + [0]
+    x = ctx.make("Pad", [x, ctx.ints([0] * (2 + 2 * nd) + after, "pads")], mode="constant")
+    x = ctx.make("Reshape", [x, ctx.ints([-1, *(v * s for v, s in zip(sp, stride)), c],
+                                         "shape")])
+    ends = [(v - 1) * s + 1 for v, s in zip(sp, stride)]
+    return ctx.make("Slice", [x, ctx.ints([0] * nd, "starts"), ctx.ints(ends, "ends"),
+                              ctx.ints(range(1, 1 + nd), "axes")])
+
+
+#: at most this many output positions per sample: a convolution's products run as batched
+#: GEMMs here rather than as onnxruntime's per-sample Conv/ConvTranspose
+POSITIONS = 16
+
+
+def convolution(ctx: LoweringContext, x: str, w: np.ndarray | str, bias: str | None,
+                cs: ConvShape) -> str:
+    """The forward convolution (N, F, *O) of channels-first float32 ``x`` with the weight
+    (a tensor, or a parameter's value: laid out at export time) and an optional bias."""
+    return forward(ctx, im2col_rows(ctx, x, cs), weight_rows(ctx, w, cs), bias, cs)

@@ -1,0 +1,89 @@
+"""The batched-GEMM ONNX lowering of convolutions on small images (``ops/lowering/conv_gemm.py``,
+used by ``_backward_Convolution``'s lowering) against the numpy kernels run in float64
+(themselves checked against MXNet 1.9.1's gradients in tests/ops/test_grads.py).
+
+Geometries cover strides, dilation, padding that some taps read only (dropped taps: 1x1 and
+2x2 images), uneven sizes, 1-D and 3-D; onnxruntime computes in float32, so the tolerance is
+float32 rounding of sums of up to a few hundred products (rtol 1e-5, atol 1e-5 of the largest
+value). Each case also checks that the GEMM path was taken (no ConvTranspose in the model) and
+that an output nobody reads is not computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gluonport as mx
+from gluonport.ops import registry
+from gluonport.ops.nn import conv_grad_onnx
+
+GEOMETRIES = [  # data shape, num_filter, kernel, stride, dilate, pad
+    ((4, 6, 1, 1), 5, (3, 3), (1, 1), (1, 1), (1, 1)),  # centre tap only
+    ((3, 6, 2, 2), 5, (3, 3), (2, 2), (1, 1), (1, 1)),  # 2x2 -> 1x1, four taps kept
+    ((3, 4, 2, 2), 5, (3, 3), (1, 1), (1, 1), (1, 1)),
+    ((2, 3, 4, 4), 4, (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((2, 3, 4, 3), 4, (1, 1), (2, 2), (1, 1), (0, 0)),  # 1x1 strided (resnet's downsample)
+    ((2, 3, 5, 4), 2, (3, 2), (2, 1), (1, 2), (1, 0)),  # uneven, dilated
+    ((2, 3, 3, 3), 2, (2, 2), (1, 1), (2, 2), (2, 2)),  # dilation, padding beyond the data
+    ((3, 2, 7), 3, (3,), (3,), (1,), (2,)),  # 1-D
+    ((2, 2, 2, 3, 2), 3, (3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1)),  # 3-D
+    ((2, 2, 9, 9), 3, (3, 3), (2, 2), (1, 1), (1, 1)),  # 5x5 outputs: above the threshold
+]
+
+
+def _case(shape, f, kernel, stride, dilate, pad, bias):
+    rng = np.random.RandomState(sum(shape) + f)
+    x = rng.uniform(-1, 1, shape)
+    w = rng.uniform(-1, 1, (f, shape[1], *kernel))
+    attrs = dict(kernel=kernel, stride=stride, dilate=dilate, pad=pad, num_filter=f,
+                 no_bias=not bias)
+    out_shape = mx.nd.Convolution(mx.nd.array(x), mx.nd.array(w), **{**attrs, "no_bias": True}
+                                  ).shape
+    og = rng.uniform(-1, 1, out_shape)
+    ins = [og, x, w] + ([rng.uniform(-1, 1, (f,))] if bias else [])
+    return ins, attrs
+
+
+def _ort(ins, attrs, outputs):
+    import onnxruntime as ort
+
+    from gluonport.onnx import export_symbol
+
+    names = ["og", "x", "w", "b"][:len(ins)]
+    node = mx.sym._internal._backward_Convolution(*(mx.sym.var(n) for n in names), **attrs)
+    sym = mx.sym.Group([node[k] for k in outputs])
+    feed = {n: v.astype(np.float32) for n, v in zip(names, ins)}
+    model = export_symbol(sym, {}, in_shapes={k: v.shape for k, v in feed.items()})
+    ops = [n.op_type for n in model.graph.node]
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    used = {i.name for i in sess.get_inputs()}
+    return sess.run(None, {k: v for k, v in feed.items() if k in used}), ops
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("geom", GEOMETRIES, ids=lambda g: "x".join(map(str, g[0])))
+def test_gemm_lowering_matches_kernel(geom, bias, monkeypatch):
+    shape, f, kernel, stride, dilate, pad = geom
+    ins, attrs = _case(shape, f, kernel, stride, dilate, pad, bias)
+    want = registry.get("_backward_Convolution").compute(
+        registry.get("_backward_Convolution").parse(
+            {k: str(v) for k, v in attrs.items()}), *ins)
+    positions = int(np.prod(ins[0].shape[2:]))
+    for limit in (conv_grad_onnx._GEMM_POSITIONS, 1 << 20):
+        monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS", limit)
+        monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS_WEIGHT", limit)
+        outputs = list(range(len(ins) - 1))
+        got, ops = _ort(ins, attrs, outputs)
+        assert ("ConvTranspose" not in ops) == (positions <= limit), ops
+        for k, (g, w) in enumerate(zip(got, want)):
+            tol = 1e-5 * max(1.0, float(np.abs(w).max()))
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=tol, err_msg=f"output {k}")
+        # the weight gradient alone: no data gradient is built
+        (dw,), ops = _ort(ins, attrs, [1])
+        np.testing.assert_allclose(dw, want[1], rtol=1e-5, atol=1e-5 * np.abs(want[1]).max())
+        assert "ConvTranspose" not in ops and "MatMul" not in ops, ops
+
