@@ -1,6 +1,7 @@
 """The batched-GEMM ONNX lowering of convolutions on small images (``ops/lowering/conv_gemm.py``,
-used by ``_backward_Convolution``'s lowering) against the numpy kernels run in float64
-(themselves checked against MXNet 1.9.1's gradients in tests/ops/test_grads.py).
+used by ``_backward_Convolution``'s lowering and by Convolution's when the weight is an input)
+against the numpy kernels run in float64 (themselves checked against MXNet 1.9.1's outputs and
+gradients in tests/ops/test_ops.py and tests/ops/test_grads.py).
 
 Geometries cover strides, dilation, padding that some taps read only (dropped taps: 1x1 and
 2x2 images), uneven sizes, 1-D and 3-D; onnxruntime computes in float32, so the tolerance is
@@ -87,3 +88,38 @@ def test_gemm_lowering_matches_kernel(geom, bias, monkeypatch):
         np.testing.assert_allclose(dw, want[1], rtol=1e-5, atol=1e-5 * np.abs(want[1]).max())
         assert "ConvTranspose" not in ops and "MatMul" not in ops, ops
 
+
+def _ort_forward(ins, attrs, params):
+    import onnxruntime as ort
+
+    from gluonport.onnx import export_symbol
+
+    names = ["x", "w", "b"][:len(ins)]
+    sym = mx.sym.Convolution(*(mx.sym.var(n) for n in names), **attrs)
+    feed = {n: v.astype(np.float32) for n, v in zip(names, ins)}
+    model = export_symbol(sym, {k: feed[k] for k in params},
+                          in_shapes={k: v.shape for k, v in feed.items() if k not in params})
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {k: v for k, v in feed.items() if k not in params})
+    return y, [n.op_type for n in model.graph.node]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("geom", GEOMETRIES, ids=lambda g: "x".join(map(str, g[0])))
+def test_forward_gemm_lowering(geom, bias, monkeypatch):
+    """Convolution's lowering with a weight that is an input (training graphs) takes the GEMM
+    path on small images; with the weight a parameter it stays one Conv node."""
+    from gluonport.ops.lowering import conv_gemm
+
+    shape, f, kernel, stride, dilate, pad = geom
+    (og, *ins), attrs = _case(shape, f, kernel, stride, dilate, pad, bias)
+    want = mx.nd.Convolution(*(mx.nd.array(v, dtype=np.float64) for v in ins), **attrs).asnumpy()
+    positions = int(np.prod(og.shape[2:]))
+    for limit in (conv_gemm.POSITIONS, 1 << 20):
+        monkeypatch.setattr(conv_gemm, "POSITIONS", limit)
+        y, ops = _ort_forward(ins, attrs, [])
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+        assert ("Conv" not in ops) == (positions <= limit), ops
+        y, ops = _ort_forward(ins, attrs, ["w"] + (["b"] if bias else []))
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+        assert ops == ["Conv"], ops

@@ -41,7 +41,7 @@ import numpy as np
 from ..._core.attr_fields import Bool, Enum, Int, Optional, Shape
 from ...errors import DTypeError, OpAttributeError, ShapeError
 from ..infer import fmt, merge
-from ..lowering import LoweringContext, lowering
+from ..lowering import LoweringContext, conv_gemm, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register
 from .conv_kernels import (
@@ -528,12 +528,28 @@ def _conv_onnx(ctx: LoweringContext) -> None:
                                work)
         y = win.conv_by_taps(ctx, x, cols, b, g.kernel, g.stride, g.dilate, g.pad, g.pad,
                              groups, channels, p.num_filter, out_sp)
+    elif work == np.float32 and groups == 1 and not last and isinstance(w, str) \
+            and _few_positions(ctx, g):
+        # a weight that is an input (training graphs) on small images: one GEMM over the batch
+        # (onnxruntime's Conv runs one per sample); a parameter stays one Conv node
+        sp = tuple(int(v) for v in ctx.shape[2:])
+        cs = conv_gemm.conv_shape(int(ctx.shape[0]), channels, p.num_filter, sp,
+                                  ctx.out_shapes[0][2:], g.kernel, g.stride, g.dilate, g.pad)
+        y = conv_gemm.convolution(ctx, x, w, b, cs)
     else:
         y = ctx.make("Conv", [x, _as_tensor(ctx, w)] + ([b] if b else []),
                      kernel_shape=list(g.kernel), strides=list(g.stride),
                      dilations=list(g.dilate), pads=list(g.pad) * 2, group=groups)
     y = _saturate(ctx, y, dt, work)
     win.finish(ctx, y, work, win.last_perm(rank) if last else None)
+
+
+def _few_positions(ctx: LoweringContext, g: Geometry) -> bool:
+    """Static spatial dims and at most ``conv_gemm.POSITIONS`` output positions per sample."""
+    rank = g.nd + 2
+    if any(ctx.is_dynamic(0, a) for a in range(2, rank)) or ctx.out_shapes[0] is None:
+        return False
+    return int(np.prod([int(v) for v in ctx.out_shapes[0][2:]])) <= conv_gemm.POSITIONS
 
 
 def _conv_transpose(ctx: LoweringContext, x: str, w: np.ndarray | str, b: str | None, g: Geometry,
