@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core import recording
 from ..._core.attr_fields import Enum, Int
 from ..registry import OpDef, register
 from .conv import (
@@ -39,6 +40,7 @@ from .conv_kernels import (
     deconv_lanes,
     from_lanes,
     lane_windows,
+    live_taps,
     scratch,
     side_by_side,
     to_lanes,
@@ -48,6 +50,7 @@ __all__: list[str] = []
 
 _NO_GRAD = "a backward kernel (MXNet 1.9.1 registers no gradient for it either)"
 _COL_BUDGET = 1 << 26  # bytes of column copies per batch chunk (weight gradients)
+_SMALL_RESULT = 1 << 18  # bytes of a weight gradient up to which it is transposed at the end
 
 
 def _cf(a: np.ndarray, last: bool) -> np.ndarray:
@@ -90,34 +93,53 @@ def _sample_gemm(a: np.ndarray, cols, groups: int, n: int, per_item: int) -> np.
 
 def _correlate(a: np.ndarray, b: np.ndarray, g: Geometry, groups: int, out_sp,
                a_lanes: np.ndarray | None = None) -> np.ndarray:
-    """``sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]`` per group: (G, F/G, C/G*taps),
-    the weight gradient of a convolution whose output is ``a`` and input ``b`` (``b_pad``: ``b``
-    padded by ``g.pad``).
+    """``sum_n,o a[n, f, o] * b_pad[n, c, o*stride + k*dilate]``: (F, C/G, *kernel), the
+    weight gradient of a convolution whose output is ``a`` and input ``b`` (``b_pad``: ``b``
+    padded by ``g.pad``), F/G filters per group.
 
     One GEMM per batch chunk, on lanes (:func:`~.conv_kernels.to_lanes`: samples innermost):
     the chunk's windows of ``b`` are copied channel-and-tap-major (C*taps, size*m) into a
-    scratch buffer, each copied row m contiguous values, and multiplied with ``a``'s lanes
-    (F, size*m), so the contraction runs over every sample's positions at once. ``a_lanes``:
-    ``a``'s lanes when the caller has them (used when the batch is one chunk)."""
+    scratch buffer, each copied row m contiguous values, and multiplied into ``a``'s lanes
+    (F, size*m), so the contraction runs over every sample's positions at once and the result
+    is already in the weight's layout. Taps that only meet padding are zeros, not columns.
+    ``a_lanes``: ``a``'s lanes when the caller has them (used when the batch is one chunk)."""
     n, fa = a.shape[:2]
-    cb, taps, size = b.shape[1], int(np.prod(g.kernel)), int(np.prod(out_sp))
+    cb, size = b.shape[1], int(np.prod(out_sp))
     dt = np.result_type(a, b)
+    live = live_taps(g, b.shape[2:], out_sp)
+    out = np.zeros((fa, cb // groups, *g.kernel), dt)
+    if live is None or n == 0:
+        return out
+    kept = tuple(v.stop - v.start for v in live)
+    taps = int(np.prod(kept))
     step = _chunk(cb * taps * size * dt.itemsize, n)
-    acc = np.zeros((groups, cb // groups * taps, fa // groups), dt) if n == 0 else None
+    small = fa * cb // groups * taps * dt.itemsize <= _SMALL_RESULT
+    acc = None
     for i in range(0, n, step):
         m = min(step, n - i)
         at = a_lanes if a_lanes is not None and m == n else to_lanes(a[i:i + m], (0,) * g.nd,
                                                                      "og")
         view = lane_windows(to_lanes(b[i:i + m], g.pad, "lanes"), g, out_sp)
+        view = view[(slice(None),) + live]
         col = scratch("col", view.shape, dt)
         np.copyto(col, view)
-        part = np.matmul(col.reshape(groups, cb // groups * taps, size * m),
-                         at.reshape(groups, fa // groups, size * m).transpose(0, 2, 1))
+        ag = at.reshape(groups, fa // groups, size * m)
+        cg = col.reshape(groups, cb // groups * taps, size * m)
+        # (C*taps, F) and one transposing copy at the end when small (the faster GEMM
+        # there), else (F, C*taps) at once: a large transposed copy is slow
+        part = (np.matmul(cg, ag.transpose(0, 2, 1)) if small else
+                np.matmul(ag, cg.transpose(0, 2, 1)))
         if acc is None:
             acc = part
         else:
             acc += part
-    return acc.transpose(0, 2, 1)
+    if small:
+        acc = np.ascontiguousarray(acc.transpose(0, 2, 1))
+    acc = acc.reshape(fa, cb // groups, *kept)
+    if kept == tuple(g.kernel):
+        return acc
+    out[(slice(None), slice(None)) + live] = acc
+    return out
 
 
 def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
@@ -148,22 +170,32 @@ def _pointwise(og: np.ndarray, x: np.ndarray, w: np.ndarray, g: Geometry,
     return dx, dw
 
 
+def _data_grad_discarded() -> bool:
+    """Whether the tape throws the data gradient away (the data is outside the graph: the
+    first layer's input); MXNet's kernels skip a ``kNullOp`` data gradient too."""
+    return any(0 in recording.discarded_grads(op) for op in ("Convolution", "Convolution_v1"))
+
+
 def _conv_backward(p, og, x, w, b=None):
-    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias."""
+    """Convolution's gradients: data (transposed convolution of ``og``), weight, bias. A data
+    gradient the imperative tape discards is zeros, not computed."""
     g = geometry(p, "Convolution")
     last, groups = g.channels_last, p.num_group
     gw, xw, ww = _work(_cf(og, last), _cf(x, last), _cf(w, last))
-    if all(k == 1 for k in g.kernel) and not any(g.pad):
+    if _data_grad_discarded():
+        dx = np.zeros(xw.shape, gw.dtype)
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:])
+    elif all(k == 1 for k in g.kernel) and not any(g.pad):
         dx, dw = _pointwise(gw, xw, ww, g, groups)
         dw = dw.reshape(ww.shape)
     elif side_by_side(int(np.prod(gw.shape[2:]))):
         # the output gradient's lanes serve both products
         og_lanes = to_lanes(gw, (0,) * g.nd, "og")
         dx = from_lanes(deconv_lanes(og_lanes, ww, g, g.pad, xw.shape[2:], groups))
-        dw = _correlate(gw, xw, g, groups, gw.shape[2:], og_lanes).reshape(ww.shape)
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:], og_lanes)
     else:
         dx = deconv_nd(gw, ww, None, g, g.pad, xw.shape[2:], groups)
-        dw = _correlate(gw, xw, g, groups, gw.shape[2:]).reshape(ww.shape)
+        dw = _correlate(gw, xw, g, groups, gw.shape[2:])
     outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
     if b is not None:
         outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))
@@ -179,7 +211,7 @@ def _deconv_backward(p, og, x, w, b=None):
     pad, _ = deconv_pad_adj(p, g0, xw.shape[2:])
     g = Geometry(g0.kernel, g0.stride, g0.dilate, tuple(pad), False)
     dx = conv_nd(gw, ww, None, g, groups)
-    dw = _correlate(xw, gw, g, groups, xw.shape[2:]).reshape(ww.shape)
+    dw = _correlate(xw, gw, g, groups, xw.shape[2:])
     outs = [_back(dx, last, x.dtype), _back(dw, last, w.dtype)]
     if b is not None:
         outs.append(gw.sum(axis=(0, *range(2, gw.ndim))).astype(b.dtype, copy=False))

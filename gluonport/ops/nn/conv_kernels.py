@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from .conv import Geometry
 
 __all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view",
-           "to_lanes", "from_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch"]
+           "to_lanes", "from_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch",
+           "live_taps"]
 
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
 _SMALL_IMAGE = 64  # output positions per sample up to which samples share one GEMM
@@ -213,6 +214,16 @@ def _live(spans: list[list[tuple[int, int]]]) -> tuple[slice, ...] | None:
     return tuple(out)
 
 
+def live_taps(g: Geometry, in_sp: Sequence[int], out_sp: Sequence[int]
+              ) -> tuple[slice, ...] | None:
+    """Per spatial axis, the kernel taps that read real (unpadded) input at some output
+    position of a convolution from ``in_sp`` to ``out_sp`` (a slice), or None when no tap
+    does; the other taps only meet padding (resnet's 3x3 kernels on 1x1 images keep the
+    centre tap)."""
+    return _live([_tap_spans(k, s, d, p, o, v) for k, s, d, p, o, v in
+                  zip(g.kernel, g.stride, g.dilate, g.pad, out_sp, in_sp)])
+
+
 def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
     """im2col + one matmul per group: the column buffer is a single copy of the strided window
     view of the taps that meet real input, already in the exact output size. Images of up to
@@ -223,8 +234,7 @@ def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.n
     f = w.shape[0]
     if groups == c and f == c:
         return _depthwise(x, w, g, out_sp)
-    live = _live([_tap_spans(k, s, d, p, o, v) for k, s, d, p, o, v in
-                  zip(g.kernel, g.stride, g.dilate, g.pad, out_sp, x.shape[2:])])
+    live = live_taps(g, x.shape[2:], out_sp)
     if live is None:
         return np.zeros((n, f, *out_sp), np.result_type(x, w))
     taps = (slice(None), slice(None)) + live
