@@ -335,23 +335,31 @@ def _rnn_train_graph(F, p, inputs: list):
     numpy executor."""
     from .rnn_grad import trainable
 
-    if p.num_layers == 1 or not trainable(p):
+    lstm = p.mode == "lstm"
+    if not trainable(p) or (p.num_layers == 1 and not lstm):
         return None
-    layers = _layer_params(p, inputs[1])
+    layers = _layer_params(p, inputs[1]) if p.num_layers > 1 else [None]
     if layers is None:
         if p.p > 0:
             raise GluonportError(f"RNN: training-mode dropout between layers (p={p.p}) of a "
                                  "parameter vector not built by Gluon's RNN layers has no "
                                  "form from exportable ops; this training step runs on numpy")
         return None
-    L, lstm = p.num_layers, p.mode == "lstm"
-    states = [F.SliceChannel(s, num_outputs=L, axis=0) for s in inputs[2:4 if lstm else 3]]
+    L = p.num_layers
+    states = [F.SliceChannel(s, num_outputs=L, axis=0) if L > 1 else [s]
+              for s in inputs[2:4 if lstm else 3]]
     attrs = {k: v for k, v in p.as_dict().items() if v is not None}
     attrs.update(num_layers=1, p=0.0, state_outputs=True)
     x, finals = inputs[0], [[], []]
     for layer, pieces in enumerate(layers):
-        flat = F._internal._rnn_param_concat(*pieces, dim=0, num_args=len(pieces))
-        outs = F.RNN(x, flat, *[s[layer] for s in states], **attrs)
+        flat = inputs[1] if pieces is None else F._internal._rnn_param_concat(
+            *pieces, dim=0, num_args=len(pieces))
+        if lstm:  # keeps its step activations for the backward pass (no re-computation)
+            outs = F._internal._backward_RNN_lstm_forward(
+                x, flat, states[0][layer], states[1][layer], state_size=p.state_size,
+                bidirectional=p.bidirectional)
+        else:
+            outs = F.RNN(x, flat, *[s[layer] for s in states], **attrs)
         x = outs[0]
         for k in range(len(states)):
             finals[k].append(outs[1 + k])
@@ -363,7 +371,8 @@ def _rnn_train_graph(F, p, inputs: list):
             x = F.elemwise_mul(x, mask)
     result = [x]
     if p.state_outputs:
-        result += [F.Concat(*f, dim=0, num_args=L) for f in finals[:len(states)]]
+        result += [F.Concat(*f, dim=0, num_args=L) if L > 1 else f[0]
+                   for f in finals[:len(states)]]
     return result, {}
 
 

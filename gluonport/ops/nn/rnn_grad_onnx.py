@@ -30,6 +30,7 @@ import numpy as np
 
 from ..lowering import LoweringContext, deliver, lowering
 from .rnn import onnx_layer, rnn_param_size, unpack_params
+from .rnn_train import layer_params
 
 __all__: list[str] = []
 
@@ -91,31 +92,47 @@ def _state(g: _Graph, name: str, k: int) -> str:
     return g.op("Gather", name, g.ctx.const(np.asarray(k, np.int64), "k"), axis=0)
 
 
+def _shifted(g: _Graph, y: str, first: str, reverse: bool) -> str:
+    """Each step's previous value (T, N, H): ``first`` (N, H) then ``y``'s steps, in the
+    direction's order."""
+    u = g.op("Unsqueeze", first, g.ctx.ints([0], "axes"))
+    if g.T == 1:
+        return u
+    if reverse:
+        return g.op("Concat", g.cols(y, 1, g.T, axis=0), u, axis=0)
+    return g.op("Concat", u, g.cols(y, 0, g.T - 1, axis=0), axis=0)
+
+
 class _Dir:
     """One layer-direction's BPTT (see the module docstring)."""
 
     def __init__(self, g: _Graph, p, w: list[str], x2d: str, y: str, h0: str, c0: str | None,
-                 reverse: bool):
+                 reverse: bool, reserve: str | None = None):
         self.g, self.mode, self.H, self.reverse = g, p.mode, p.state_size, reverse
         self.wx, self.wh, bx, bh = w
         T, H = g.T, self.H
-        order = list(range(T - 1, -1, -1) if reverse else range(T))
-        self.order = order
-        h0u = g.op("Unsqueeze", h0, g.ctx.ints([0], "axes"))
-        if T == 1:
-            hprev = h0u
-        elif reverse:
-            hprev = g.op("Concat", g.cols(y, 1, T, axis=0), h0u, axis=0)
+        self.order = list(range(T - 1, -1, -1) if reverse else range(T))
+        self.x2d, self.hprev = x2d, g.rows(_shifted(g, y, h0, reverse), H)
+        if reserve is not None:  # saved by _backward_RNN_lstm_forward
+            c = g.cols(reserve, 5 * H, 6 * H)
+            cp = g.rows(_shifted(g, g.op("Reshape", c, g.ctx.ints([T, -1, H], "cshape")), c0,
+                                 reverse), H)
+            s = g.cols(reserve, 0, 4 * H)
+            self._lstm_factors(s, g.cols(reserve, 4 * H, 5 * H), cp, g.op("Tanh", c),
+                               g.steps(g.cols(s, H, 2 * H)))
+            return
+        xw = g.op("Gemm", x2d, self.wx, g.op("Add", bx, bh) if p.mode != "gru" else bx,
+                  transB=1)
+        if p.mode == "gru":
+            hw = g.op("Gemm", self.hprev, self.wh, bh, transB=1)
+            self._prepare_gru(xw, hw)
+        elif p.mode == "lstm":  # the pre-activations: x W_i2h^T + b + h_prev W_h2h^T
+            self._prepare_lstm(g.op("Gemm", self.hprev, self.wh, xw, transB=1), c0)
         else:
-            hprev = g.op("Concat", h0u, g.cols(y, 0, T - 1, axis=0), axis=0)
-        self.x2d, self.hprev = x2d, g.rows(hprev, H)
-        xw = g.op("Gemm", x2d, self.wx, bx, transB=1)
-        hw = g.op("Gemm", self.hprev, self.wh, bh, transB=1)
-        getattr(self, "_prepare_" + ("rnn" if p.mode.startswith("rnn") else p.mode))(
-            xw, hw, y, c0)
+            self._prepare_rnn(y)
 
     # --- what each step of the backward recursion reads, computed over all steps at once ----
-    def _prepare_rnn(self, xw: str, hw: str, y: str, c0) -> None:
+    def _prepare_rnn(self, y: str) -> None:
         g = self.g
         h = g.rows(y, self.H)
         if self.mode == "rnn_relu":
@@ -124,12 +141,11 @@ class _Dir:
             a = g.one_minus(g.op("Mul", h, h))
         self.a = g.steps(a)
 
-    def _prepare_lstm(self, xw: str, hw: str, y: str, c0: str) -> None:
+    def _prepare_lstm(self, pre: str, c0: str) -> None:
         g, H = self.g, self.H
-        pre = g.op("Add", xw, hw)
         s = g.op("Sigmoid", pre)
         gg = g.op("Tanh", g.cols(pre, 2 * H, 3 * H))
-        i, f, o = g.cols(s, 0, H), g.cols(s, H, 2 * H), g.cols(s, 3 * H, 4 * H)
+        i, f = g.cols(s, 0, H), g.cols(s, H, 2 * H)
         f_steps, ig_steps = g.steps(f), g.steps(g.op("Mul", i, gg))
         c_prev, c_new, c = [None] * g.T, [None] * g.T, c0
         for t in self.order:  # the cell recursion: c = f * c + i * g
@@ -138,6 +154,14 @@ class _Dir:
             c_new[t] = c
         cp = g.op("Concat", *c_prev, axis=0) if g.T > 1 else c_prev[0]
         tc = g.op("Tanh", g.op("Concat", *c_new, axis=0) if g.T > 1 else c_new[0])
+        self._lstm_factors(s, gg, cp, tc, f_steps)
+
+    def _lstm_factors(self, s: str, gg: str, cp: str, tc: str, f_steps: list[str]) -> None:
+        """The per-step factors of the LSTM recursion from the activations (``s``: sigmoid of
+        all four gate blocks, ``gg`` tanh of g, ``cp``/``tc`` the previous cell and tanh of the
+        new one, all (T*N, ...))."""
+        g, H = self.g, self.H
+        i, o = g.cols(s, 0, H), g.cols(s, 3 * H, 4 * H)
         ds = g.op("Mul", s, g.one_minus(s))  # sigmoid' for i, f, o
         b = g.op("Concat", g.op("Mul", gg, g.cols(ds, 0, H)), g.op("Mul", cp, g.cols(ds, H, 2 * H)),
                  g.op("Mul", i, g.one_minus(g.op("Mul", gg, gg))),
@@ -145,7 +169,7 @@ class _Dir:
         self.a = g.steps(g.op("Mul", o, g.one_minus(g.op("Mul", tc, tc))))
         self.b, self.f = g.steps(b), f_steps
 
-    def _prepare_gru(self, xw: str, hw: str, y: str, c0) -> None:
+    def _prepare_gru(self, xw: str, hw: str) -> None:
         g, H = self.g, self.H
         rz = g.op("Sigmoid", g.op("Add", g.cols(xw, 0, 2 * H), g.cols(hw, 0, 2 * H)))
         r, z = g.cols(rz, 0, H), g.cols(rz, H, 2 * H)
@@ -199,8 +223,22 @@ def _backward_rnn_onnx(ctx: LoweringContext) -> None:
         raise ctx.fail("projection_size, use_sequence_length and the LSTM state clip have no "
                        "backward pass")
     lstm = p.mode == "lstm"
-    heads = ((3 if lstm else 2) if p.state_outputs else 1)
-    i_data = heads
+    heads = (1, 2 if lstm else None) if p.state_outputs else (None, None)
+    n_heads = 1 + sum(h is not None for h in heads)
+    _bptt(ctx, p, heads, n_heads, None)
+
+
+def _backward_train_lstm_onnx(ctx: LoweringContext) -> None:
+    """``_backward_RNN_lstm``: as ``_backward_RNN``'s, the activations read from the
+    forward's reserve (input 8) instead of re-computed."""
+    _bptt(ctx, layer_params(ctx.params.state_size, ctx.params.bidirectional), (1, 2), 3, 8)
+
+
+def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | None) -> None:
+    """The backward graph: head gradients ``0`` and ``heads`` (final state, cell; ``None``:
+    absent), then inputs ``data, parameters, state[, state_cell], output`` from ``i_data``,
+    and the reserve at ``reserve`` (one layer; ``None``: activations re-computed)."""
+    lstm = p.mode == "lstm"
     T, _, C = ctx.in_shapes[i_data]
     if not T or ctx.is_dynamic(i_data, 0):
         raise ctx.fail("the backward pass of RNN is unrolled over time: the sequence length "
@@ -225,7 +263,7 @@ def _backward_rnn_onnx(ctx: LoweringContext) -> None:
         x = g.cast(xs[-1], rnn_work, work)
         y, _ = onnx_layer(ctx, p, layer, x, None, rnn_work, i_data + 1)
         xs.append(g.cast(y, work, rnn_work))
-    xs.append(inp(len(ctx.inputs) - 1))
+    xs.append(inp(i_data + (4 if lstm else 3)))
     dy2d = g.rows(inp(0), dirs * H)
     d_state: list[str | None] = [None] * (p.num_layers * dirs)
     d_cell: list[str | None] = [None] * (p.num_layers * dirs)
@@ -238,10 +276,11 @@ def _backward_rnn_onnx(ctx: LoweringContext) -> None:
             k = layer * dirs + d
             y = xs[layer + 1] if dirs == 1 else g.cols(xs[layer + 1], d * H, (d + 1) * H, 2)
             cell_k = _state(g, cell, k) if lstm else None
-            run = _Dir(g, p, weights[k], x2d, y, _state(g, state, k), cell_k, d == 1)
+            res = None if reserve is None else g.rows(_state(g, inp(reserve), d), 6 * H)
+            run = _Dir(g, p, weights[k], x2d, y, _state(g, state, k), cell_k, d == 1, res)
             dy = g.steps(dy2d if dirs == 1 else g.cols(dy2d, d * H, (d + 1) * H))
-            dh = _state(g, inp(1), k) if p.state_outputs else None
-            dc = _state(g, inp(2), k) if p.state_outputs and lstm else None
+            dh = None if heads[0] is None else _state(g, inp(heads[0]), k)
+            dc = None if heads[1] is None else _state(g, inp(heads[1]), k)
             dax, dah, dh0, dc0 = run.backward(dy, dh, dc, want_dh0=ctx.wants(2))
             d_state[k], d_cell[k] = dh0, dc0
             dwx = g.op("Gemm", dax, x2d, transA=1)
@@ -268,6 +307,54 @@ def _backward_rnn_onnx(ctx: LoweringContext) -> None:
         deliver(ctx, outs[k], k, work)
 
 
+def _train_lstm_onnx(ctx: LoweringContext) -> None:
+    """``_backward_RNN_lstm_forward`` unrolled: per step one ``(N, H) x (H, 4H)`` Gemm onto
+    the step's rows of one ``x W_i2h^T + b`` Gemm over all steps, the gates and the cell, and
+    the step's reserve row ``[sigmoid(pre), tanh(pre_g), c]``."""
+    p = ctx.params
+    T, _, C = ctx.in_shapes[0]
+    if not T or ctx.is_dynamic(0, 0):
+        raise ctx.fail("_backward_RNN_lstm_forward is unrolled over time: the sequence length "
+                       "must be static")
+    T, C = int(T), int(C)
+    dtype = np.dtype(ctx.dtype)
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    g = _Graph(ctx, work, T)
+    lp = layer_params(p.state_size, p.bidirectional)
+    H = p.state_size
+
+    def inp(i: int) -> str:
+        return g.cast(ctx.inputs[i], work, ctx.in_dtypes[i])
+
+    x2d = g.rows(inp(0), C)
+    ys, hs, cs, rs = [], [], [], []
+    for d, (wx, wh, bx, bh) in enumerate(_weights(g, lp, inp(1), C)):
+        xw = g.steps(g.op("Gemm", x2d, wx, g.op("Add", bx, bh), transB=1))
+        wh = g.op("Transpose", wh, perm=[1, 0])  # (H, 4H): no per-step packing of B^T
+        h, c = _state(g, inp(2), d), _state(g, inp(3), d)
+        y, res = [None] * T, [None] * T
+        for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
+            pre = g.op("Gemm", h, wh, xw[t])
+            s = g.op("Sigmoid", pre)
+            attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
+            i, f, _, o = ctx.make("Split", [s], outputs=4, axis=1, **attrs)
+            gg = g.op("Tanh", g.cols(pre, 2 * H, 3 * H))
+            c = g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
+            h = g.op("Mul", o, g.op("Tanh", c))
+            y[t], res[t] = h, g.op("Concat", s, gg, c, axis=1)
+        ys.append(g.op("Concat", *y, axis=0) if T > 1 else y[0])
+        rs.append(g.op("Reshape", g.op("Concat", *res, axis=0) if T > 1 else res[0],
+                       ctx.ints([1, T, -1, 6 * H], "rshape")))
+        hs.append(h)
+        cs.append(c)
+    y = ys[0] if len(ys) == 1 else g.op("Concat", *ys, axis=1)
+    outs = [g.op("Reshape", y, ctx.ints([T, -1, len(ys) * H], "yshape")), _stack(g, hs, ""),
+            _stack(g, cs, ""), rs[0] if len(rs) == 1 else g.op("Concat", *rs, axis=0)]
+    for k, out in enumerate(outs):
+        if ctx.wants(k):
+            deliver(ctx, out, k, work)
+
+
 def _stack(g: _Graph, rows: list[str | None], like: str) -> str:
     """(L*dirs, N, H) from per layer-direction (N, H) rows (zeros where ``None``)."""
     parts = [g.op("Unsqueeze", r, g.ctx.ints([0], "axes")) if r is not None
@@ -277,3 +364,5 @@ def _stack(g: _Graph, rows: list[str | None], like: str) -> str:
 
 
 lowering("_backward_RNN")(_backward_rnn_onnx)
+lowering("_backward_RNN_lstm_forward")(_train_lstm_onnx)
+lowering("_backward_RNN_lstm")(_backward_train_lstm_onnx)

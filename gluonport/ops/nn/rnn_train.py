@@ -1,0 +1,219 @@
+"""``_backward_RNN_lstm_forward``: one LSTM layer's training-mode forward that also returns
+the step activations its backward pass needs; ``_backward_RNN_lstm``, its backward kernel.
+
+Not MXNet operators, which is why both carry the ``_backward_`` prefix: like every
+``_backward_*`` kernel they exist only in graphs gluonport builds for a training step and never
+writes (MXNet files name only MXNet 1.9.1's ops, tests/ops/test_coverage.py). MXNet's ``RNN``
+is a stateful operator whose training forward keeps the gate activations in a reserve space its
+backward kernel reads. A gluonport graph has no operator state, so a hybridized training step
+on onnxruntime (``RNN``'s ``train_graph`` in :mod:`.rnn`: one node of this op per LSTM layer)
+makes the reserve an output, which the backward graph reads as a saved forward value instead
+of re-computing the gates (two GEMMs over all steps per layer and direction).
+
+Inputs: ``data`` (T, N, C), ``parameters`` (a one-layer LSTM's flat vector in MXNet's layout,
+:func:`.rnn.unpack_params`), ``state`` and ``state_cell`` (dirs, N, H). Outputs: ``output``
+(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve`` (dirs, T,
+N, 6H): per step ``sigmoid`` of the four gate pre-activations (MXNet's order i, f, g, o; the g
+block unused), ``tanh`` of the g pre-activation, and the new cell state. The first three equal
+``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..._core.attr_fields import Bool, Int
+from ...errors import DTypeError, ShapeError
+from ..infer import fmt, merge
+from ..registry import OpDef, register
+from .rnn import rnn_param_size, unpack_params
+
+__all__ = ["layer_params", "lstm_bptt"]
+
+
+def layer_params(hidden: int, bidirectional: bool) -> SimpleNamespace:
+    """The attributes of the one-layer LSTM ``RNN`` this op computes (for
+    :func:`.rnn.unpack_params` and :func:`.rnn.rnn_param_size`)."""
+    return SimpleNamespace(mode="lstm", state_size=hidden, num_layers=1,
+                           bidirectional=bidirectional, projection_size=None, p=0.0)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)
+
+
+def _steps(T: int, reverse: bool) -> range:
+    return range(T - 1, -1, -1) if reverse else range(T)
+
+
+def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: bool):
+    T, N = x.shape[:2]
+    H = h.shape[1]
+    wx, wh, _, bx, bh = w
+    xw = (x.reshape(T * N, -1) @ wx.T + (bx + bh)).reshape(T, N, 4 * H)
+    ys = np.empty((T, N, H), x.dtype)
+    res = np.empty((T, N, 6 * H), x.dtype)
+    wh_t = wh.T
+    for t in _steps(T, reverse):
+        pre = xw[t] + h @ wh_t
+        s = _sigmoid(pre)
+        g = np.tanh(pre[:, 2 * H:3 * H])
+        c = s[:, H:2 * H] * c + s[:, :H] * g
+        h = s[:, 3 * H:] * np.tanh(c)
+        res[t, :, :4 * H] = s
+        res[t, :, 4 * H:5 * H] = g
+        res[t, :, 5 * H:] = c
+        ys[t] = h
+    return ys, h, c, res
+
+
+def _train_lstm(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
+                cell: np.ndarray) -> list:
+    _shape(p, [data.shape, params.shape, state.shape, cell.shape])
+    if data.dtype.kind != "f":
+        raise DTypeError("_backward_RNN_lstm_forward: data must be floating point, got "
+                         f"{data.dtype.name}")
+    acc = np.float32 if data.dtype == np.float16 else data.dtype
+    x = data.astype(acc)
+    weights = unpack_params(layer_params(p.state_size, p.bidirectional), params.astype(acc),
+                            data.shape[2])
+    outs, hs, cs, res = [], [], [], []
+    for d, w in enumerate(weights):
+        y, h, c, r = _forward_dir(x, state[d].astype(acc), cell[d].astype(acc), w, d == 1)
+        outs.append(y)
+        hs.append(h)
+        cs.append(c)
+        res.append(r)
+    y = np.concatenate(outs, axis=2) if len(outs) > 1 else outs[0]
+    return [y.astype(data.dtype), np.stack(hs).astype(data.dtype),
+            np.stack(cs).astype(data.dtype), np.stack(res).astype(data.dtype)]
+
+
+def _shape(p, in_shapes: list) -> tuple[list, list]:
+    data, ins = in_shapes[0], [None if s is None else tuple(s) for s in in_shapes]
+    if data is None:
+        return ins, [None] * 4
+    if len(data) != 3:
+        raise ShapeError("_backward_RNN_lstm_forward: data must be 3-d (T, N, C), got "
+                         f"{fmt(data)}")
+    T, N, C = data
+    dirs, H = (2 if p.bidirectional else 1), p.state_size
+    ins[2] = merge(ins[2], (dirs, N, H), "_backward_RNN_lstm_forward: state: ")
+    ins[3] = merge(ins[3], (dirs, N, H), "_backward_RNN_lstm_forward: state_cell: ")
+    if C:
+        ins[1] = merge(ins[1], (rnn_param_size("lstm", H, 1, p.bidirectional, C),),
+                       "_backward_RNN_lstm_forward: parameters: ")
+    return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (dirs, T, N, 6 * H)]
+
+
+def _type(p, in_types: list) -> tuple[list, list]:
+    dt = next((t for t in in_types if t is not None), None)
+    if dt is None:
+        return list(in_types), [None] * 4
+    for t in in_types:
+        if t is not None and np.dtype(t) != np.dtype(dt):
+            raise DTypeError("_backward_RNN_lstm_forward: every input must share data's dtype")
+    return [dt] * 4, [dt] * 4
+
+
+def lstm_bptt(dy: np.ndarray, dh: np.ndarray, dc: np.ndarray, x: np.ndarray,
+              ys: np.ndarray, h0: np.ndarray, c0: np.ndarray, res: np.ndarray, w: list,
+              reverse: bool) -> tuple:
+    """One LSTM direction's back-propagation through time from its step activations
+    (``res`` (T, N, 6H) as this op's reserve; ``ys`` its hidden states): ``(dx, dW_i2h,
+    dW_h2h, db, dh0, dc0)`` (``db`` is both biases' gradient). Every per-step factor is
+    computed over all steps at once; per step remain a few (N, H) products and one GEMM."""
+    T, N, H = ys.shape
+    wx, wh = w[0], w[1]
+    i, f, o = res[..., :H], res[..., H:2 * H], res[..., 3 * H:4 * H]
+    g, c = res[..., 4 * H:5 * H], res[..., 5 * H:]
+    hp, cp = np.empty_like(ys), np.empty_like(c)
+    if reverse:
+        hp[:-1], hp[-1], cp[:-1], cp[-1] = ys[1:], h0, c[1:], c0
+    else:
+        hp[1:], hp[0], cp[1:], cp[0] = ys[:-1], h0, c[:-1], c0
+    tc = np.tanh(c)
+    a = o * (1.0 - tc * tc)  # dc += dh * a
+    b = np.empty((T, N, 4, H), x.dtype)  # da = [dc, dc, dc, dh] * b
+    b[:, :, 0] = g * i * (1.0 - i)
+    b[:, :, 1] = cp * f * (1.0 - f)
+    b[:, :, 2] = i * (1.0 - g * g)
+    b[:, :, 3] = tc * o * (1.0 - o)
+    da = np.empty((T, N, 4, H), x.dtype)
+    dh, dc = dh.copy(), dc.copy()
+    for t in (_steps(T, reverse)[::-1]):
+        dh += dy[t]
+        dc += dh * a[t]
+        np.multiply(dc[:, None, :], b[t, :, :3], out=da[t, :, :3])
+        np.multiply(dh, b[t, :, 3], out=da[t, :, 3])
+        dc *= f[t]
+        dh = da[t].reshape(N, 4 * H) @ wh
+    flat = da.reshape(T * N, 4 * H)
+    dwx = flat.T @ x.reshape(T * N, -1)
+    dwh = flat.T @ hp.reshape(T * N, H)
+    dx = (flat @ wx).reshape(T, N, -1)
+    return dx, dwx, dwh, flat.sum(axis=0), dh, dc
+
+
+def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
+                         data: np.ndarray, params: np.ndarray, state: np.ndarray,
+                         cell: np.ndarray, output: np.ndarray, reserve: np.ndarray) -> list:
+    acc = np.float32 if data.dtype == np.float16 else data.dtype
+    H, C = p.state_size, data.shape[2]
+    weights = unpack_params(layer_params(H, p.bidirectional), params.astype(acc), C)
+    grad = np.zeros(params.shape, acc)
+    gviews = unpack_params(layer_params(H, p.bidirectional), grad, C)
+    x = data.astype(acc)
+    dx, dh0, dc0 = 0.0, np.empty(state.shape, acc), np.empty(cell.shape, acc)
+    for d, w in enumerate(weights):
+        cols = slice(d * H, (d + 1) * H)
+        got = lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc), dcy[d].astype(acc), x,
+                        output[:, :, cols].astype(acc), state[d].astype(acc),
+                        cell[d].astype(acc), reserve[d].astype(acc), w, d == 1)
+        part, dwx, dwh, db, dh0[d], dc0[d] = got
+        dx = dx + part
+        gviews[d][0][...] = dwx
+        gviews[d][1][...] = dwh
+        gviews[d][3][...] = db
+        gviews[d][4][...] = db
+    return [np.asarray(dx).astype(data.dtype), grad.astype(params.dtype),
+            dh0.astype(state.dtype), dc0.astype(cell.dtype)]
+
+
+def _grad(F, p, inputs: list, outputs: list, ograds: list) -> list:
+    """One ``_backward_RNN_lstm`` kernel reading the reserve output."""
+    g = F._internal._backward_RNN_lstm(*ograds[:3], *inputs, outputs[0], outputs[3],
+                                                state_size=p.state_size,
+                                                bidirectional=p.bidirectional)
+    return [g[k] for k in range(4)]
+
+
+_PARAMS = {"state_size": Int(), "bidirectional": Bool(False)}
+
+register(OpDef(
+    "_backward_RNN_lstm_forward", params=_PARAMS,
+    inputs=("data", "parameters", "state", "state_cell"), compute=_train_lstm,
+    infer_shape=_shape, infer_type=_type, num_outputs=4,
+    output_names=("output", "state_output", "statecell_output", "reserve"),
+    gradient=_grad,
+    doc="gluonport's (no MXNet op; only in training graphs): one LSTM layer's training "
+        "forward returning its step activations as a fourth output (MXNet's RNN keeps them "
+        "as operator state)."))
+
+
+def _bwd_shape(p, in_shapes: list) -> tuple[list, list]:
+    ins, _ = _shape(p, list(in_shapes[3:7]))
+    return list(in_shapes[:3]) + ins + list(in_shapes[7:]), ins
+
+
+register(OpDef(
+    "_backward_RNN_lstm", params=_PARAMS,
+    inputs=("out_grad", "state_grad", "statecell_grad", "data", "parameters", "state",
+            "state_cell", "output", "reserve"),
+    compute=_train_lstm_backward, infer_shape=_bwd_shape,
+    infer_type=lambda p, t: (list(t), list(t[3:7])), num_outputs=4,
+    no_gradient="a backward kernel (gluonport's, as _backward_RNN_lstm_forward)",
+    doc="_backward_RNN_lstm_forward's gradients of data, parameters, state and state_cell by "
+        "back-propagation through time from the forward's reserve."))

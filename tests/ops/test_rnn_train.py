@@ -1,0 +1,73 @@
+"""``_backward_RNN_lstm_forward`` (gluonport's: one LSTM layer's training forward that returns
+its step activations, gluonport/ops/nn/rnn_train.py) and its backward kernel, against the
+fused ``RNN`` op and its ``_backward_RNN`` kernel (checked against MXNet 1.9.1 in
+tests/ops/test_grads.py): numpy kernels and ONNX lowerings (exported forward and backward
+graphs run by onnxruntime). Tolerances: float32 rtol 1e-4 / atol 1e-5; float64 1e-9 / 1e-11
+between the numpy kernels (the same math), the float32 tolerances for onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gluonport as mx
+from gluonport.ops.nn.rnn import rnn_param_size
+from tests.ops._gradcheck import graph_grads
+
+T, N, C, H = 4, 3, 5, 2
+
+
+def _inputs(bidirectional: bool, dtype: str, seed: int = 0) -> list[np.ndarray]:
+    rs = np.random.RandomState(seed)
+    dirs = 2 if bidirectional else 1
+    size = rnn_param_size("lstm", H, 1, bidirectional, C)
+    shapes = [(T, N, C), (size,), (dirs, N, H), (dirs, N, H)]
+    return [rs.uniform(-0.8, 0.8, s).astype(dtype) for s in shapes]
+
+
+def _heads(bidirectional: bool, dtype: str) -> list[np.ndarray]:
+    rs = np.random.RandomState(7)
+    dirs = 2 if bidirectional else 1
+    return [rs.normal(size=s).astype(dtype) for s in [(T, N, dirs * H), (dirs, N, H),
+                                                      (dirs, N, H)]]
+
+
+def _attrs(bidirectional: bool) -> dict:
+    return {"state_size": H, "bidirectional": bidirectional}
+
+
+CASES = [(False, "float32"), (True, "float32"), (True, "float64")]
+
+
+@pytest.mark.parametrize("bidirectional, dtype", CASES)
+def test_forward_equals_rnn(bidirectional, dtype):
+    xs = _inputs(bidirectional, dtype)
+    got = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x, dtype=dtype) for x in xs],
+                       _attrs(bidirectional))
+    want = mx.nd.invoke("RNN", [mx.nd.array(x, dtype=dtype) for x in xs],
+                        {"mode": "lstm", "num_layers": 1, "state_outputs": True,
+                         **_attrs(bidirectional)})
+    tol = {"rtol": 1e-9, "atol": 1e-11} if dtype == "float64" else {"rtol": 1e-5, "atol": 1e-6}
+    for g, w in zip(got[:3], want):
+        np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), **tol)
+    res = got[3].asnumpy()  # the reserve's last block is the cell state
+    assert res.shape == ((2 if bidirectional else 1), T, N, 6 * H)
+    np.testing.assert_allclose(res[0, -1, :, 5 * H:], want[2].asnumpy()[0], **tol)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "onnx"])
+@pytest.mark.parametrize("bidirectional, dtype", CASES)
+def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
+    xs = _inputs(bidirectional, dtype)
+    heads = _heads(bidirectional, dtype)
+    want = graph_grads({"op": "RNN", "attrs": {"mode": "lstm", "num_layers": 1,
+                                               "state_outputs": True, **_attrs(bidirectional)}},
+                       xs, heads)
+    reserve = np.zeros(((2 if bidirectional else 1), T, N, 6 * H), dtype)
+    got = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(bidirectional)}, xs,
+                      heads + [reserve], backend=backend)
+    exact = dtype == "float64" and backend == "numpy"
+    tol = {"rtol": 1e-9, "atol": 1e-11} if exact else {"rtol": 1e-4, "atol": 1e-5}
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, **tol, err_msg=f"input {i}")
+        assert np.abs(w).max() > 0
