@@ -25,7 +25,7 @@ from .nn import output, output_grad, pool  # noqa: F401
 from . import random  # noqa: F401
 from .math import reduce, stats  # noqa: F401
 from .nn import resize  # noqa: F401
-from .nn import rnn, rnn_grad, rnn_grad_onnx  # noqa: F401
+from .nn import rnn, rnn_grad, rnn_train, rnn_grad_onnx  # noqa: F401
 from .vision import roi, proposal  # noqa: F401
 from .nn import sequence  # noqa: F401
 from . import shape  # noqa: F401
