@@ -47,6 +47,7 @@ from ..infer import fmt, merge, norm_axis
 from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..lowering.math import named, onnx_compute, onnx_input_as, onnx_work_dtype
 from ..registry import InPlace, OpDef, register
+from .conv_kernels import scratch
 from .dense import require_float, work_dtype
 from .train_graphs import batchnorm_train_graph
 
@@ -133,10 +134,20 @@ def bn_infer(op: str, axis: int, p, x, gamma, beta, mm, mv,
 
 
 def _batch_moments(x: np.ndarray, ax: int, pd: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    axes = _reduce_axes(x.ndim, ax)
+    """Per-channel mean and biased variance (centred, two passes) on a (pre, C, post) view:
+    row sums along the contiguous axis, and the centred sum of squares as one einsum over a
+    scratch copy of ``x - mean`` (no squared temporary)."""
     xw = x.astype(np.result_type(work_dtype(x.dtype), pd), copy=False)
-    mean = xw.mean(axis=axes)
-    var = np.square(xw - _channel_view(mean, x.ndim, ax)).mean(axis=axes)
+    c = x.shape[ax]
+    x3 = xw.reshape(int(np.prod(x.shape[:ax], dtype=np.int64)), c, -1)
+    count = x3.shape[0] * x3.shape[2]
+    if count == 0:  # numpy's mean of nothing: NaN (with its warning), as before
+        nan = xw.mean(axis=_reduce_axes(x.ndim, ax)).astype(pd)
+        return nan, nan.copy()
+    mean = x3.sum(axis=2).sum(axis=0) / xw.dtype.type(count)
+    xc = scratch("bn", x3.shape, xw.dtype)
+    np.subtract(x3, mean[None, :, None], out=xc)
+    var = np.einsum("ncp,ncp->c", xc, xc) / xw.dtype.type(count)
     return mean.astype(pd), var.astype(pd)
 
 
