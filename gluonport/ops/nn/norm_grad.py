@@ -38,6 +38,7 @@ from ..infer import norm_axis
 from ..lowering import LoweringContext, lowering, onnx_reduce
 from ..lowering.math import onnx_input_as, onnx_work_dtype
 from ..registry import OpDef, register
+from .conv_kernels import scratch
 from .dense import work_dtype
 from .norm import channel_window_sum
 
@@ -90,8 +91,10 @@ def _bn_backward(axis: int | None, plain_var: bool, train: bool):
         sum_g = og3.sum(axis=2).sum(axis=0)
         iw = invstd * w
         need_dot = batch or not p.fix_gamma
-        if need_dot:
-            xc = x.reshape(shape3).astype(wd, copy=False) - m[None, :, None]
+        if need_dot:  # x - mean in a reusable scratch buffer (no fresh temporary)
+            x3 = x.reshape(shape3).astype(wd, copy=False)
+            xc = scratch("bn", x3.shape, wd)
+            np.subtract(x3, m[None, :, None], out=xc)
             dotp = np.einsum("ncp,ncp->c", xc, og3)
         else:
             dotp = np.zeros_like(sum_g)
