@@ -113,13 +113,14 @@ class _Dir:
         T, H = g.T, self.H
         self.order = list(range(T - 1, -1, -1) if reverse else range(T))
         self.x2d, self.hprev = x2d, g.rows(_shifted(g, y, h0, reverse), H)
-        if reserve is not None:  # saved by _backward_RNN_lstm_forward
-            c = g.cols(reserve, 5 * H, 6 * H)
-            cp = g.rows(_shifted(g, g.op("Reshape", c, g.ctx.ints([T, -1, H], "cshape")), c0,
-                                 reverse), H)
-            s = g.cols(reserve, 0, 4 * H)
-            self._lstm_factors(s, g.cols(reserve, 4 * H, 5 * H), cp, g.op("Tanh", c),
-                               g.steps(g.cols(s, H, 2 * H)))
+        if reserve is not None:  # the factors saved by _backward_RNN_lstm_forward
+            self.b, self.a, self.f = [], [], []
+            for row in g.steps(reserve):
+                b, a, f = g.ctx.make("Split", [row, g.ctx.ints([4 * H, H, H], "sizes")],
+                                     outputs=3, axis=1)
+                self.b.append(b)
+                self.a.append(a)
+                self.f.append(f)
             return
         xw = g.op("Gemm", x2d, self.wx, g.op("Add", bx, bh) if p.mode != "gru" else bx,
                   transB=1)
@@ -310,7 +311,8 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
 def _train_lstm_onnx(ctx: LoweringContext) -> None:
     """``_backward_RNN_lstm_forward`` unrolled: per step one ``(N, H) x (H, 4H)`` Gemm onto
     the step's rows of one ``x W_i2h^T + b`` Gemm over all steps, the gates and the cell, and
-    the step's reserve row ``[sigmoid(pre), tanh(pre_g), c]``."""
+    the step's reserve row, the backward recursion's factors ``[b, a, f]``
+    (:func:`.rnn_train.lstm_factors`)."""
     p = ctx.params
     T, _, C = ctx.in_shapes[0]
     if not T or ctx.is_dynamic(0, 0):
@@ -328,20 +330,31 @@ def _train_lstm_onnx(ctx: LoweringContext) -> None:
 
     x2d = g.rows(inp(0), C)
     ys, hs, cs, rs = [], [], [], []
+    # tanh(x) = 2 sigmoid(2x) - 1: with the g rows of the weights doubled one Sigmoid gives
+    # every gate, and tanh's derivative 1 - g^2 = 4 sigmoid'(2x) joins the others' in ds
+    twice = np.ones(4 * H, work)
+    twice[2 * H:3 * H] = 2.0
+    col = ctx.const(twice.reshape(-1, 1), "twice")
+    row = ctx.const(twice, "twice")
+    four = ctx.const(np.where(twice == 2.0, 4.0, 1.0).astype(work), "four")
     for d, (wx, wh, bx, bh) in enumerate(_weights(g, lp, inp(1), C)):
-        xw = g.steps(g.op("Gemm", x2d, wx, g.op("Add", bx, bh), transB=1))
-        wh = g.op("Transpose", wh, perm=[1, 0])  # (H, 4H): no per-step packing of B^T
+        wx, bias = g.op("Mul", wx, col), g.op("Mul", g.op("Add", bx, bh), row)
+        wh = g.op("Transpose", g.op("Mul", wh, col), perm=[1, 0])  # (H, 4H): no per-step B^T
+        xw = g.steps(g.op("Gemm", x2d, wx, bias, transB=1))
         h, c = _state(g, inp(2), d), _state(g, inp(3), d)
         y, res = [None] * T, [None] * T
         for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
-            pre = g.op("Gemm", h, wh, xw[t])
-            s = g.op("Sigmoid", pre)
+            s = g.op("Sigmoid", g.op("Gemm", h, wh, xw[t]))
             attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
-            i, f, _, o = ctx.make("Split", [s], outputs=4, axis=1, **attrs)
-            gg = g.op("Tanh", g.cols(pre, 2 * H, 3 * H))
-            c = g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
-            h = g.op("Mul", o, g.op("Tanh", c))
-            y[t], res[t] = h, g.op("Concat", s, gg, c, axis=1)
+            i, f, sg, o = ctx.make("Split", [s], outputs=4, axis=1, **attrs)
+            gg = g.op("Sub", g.op("Mul", sg, g.scalar(2.0)), g.scalar(1.0))
+            c_prev, c = c, g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
+            tc = g.op("Tanh", c)
+            h = g.op("Mul", o, tc)
+            ds = g.op("Mul", g.op("Mul", s, g.one_minus(s)), four)
+            b = g.op("Mul", g.op("Concat", gg, c_prev, i, tc, axis=1), ds)
+            y[t] = h
+            res[t] = g.op("Concat", b, g.op("Sub", o, g.op("Mul", h, tc)), f, axis=1)
         ys.append(g.op("Concat", *y, axis=0) if T > 1 else y[0])
         rs.append(g.op("Reshape", g.op("Concat", *res, axis=0) if T > 1 else res[0],
                        ctx.ints([1, T, -1, 6 * H], "rshape")))

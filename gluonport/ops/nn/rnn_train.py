@@ -13,8 +13,8 @@ of re-computing the gates (two GEMMs over all steps per layer and direction).
 Inputs: ``data`` (T, N, C), ``parameters`` (a one-layer LSTM's flat vector in MXNet's layout,
 :func:`.rnn.unpack_params`), ``state`` and ``state_cell`` (dirs, N, H). Outputs: ``output``
 (T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve`` (dirs, T,
-N, 6H): per step ``sigmoid`` of the four gate pre-activations (MXNet's order i, f, g, o; the g
-block unused), ``tanh`` of the g pre-activation, and the new cell state. The first three equal
+N, 6H): per step the factors of the backward recursion (:func:`lstm_factors`: from the gate
+activations, MXNet's order i, f, g, o, and the cells). The first three equal
 ``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
 """
 
@@ -30,7 +30,7 @@ from ..infer import fmt, merge
 from ..registry import OpDef, register
 from .rnn import rnn_param_size, unpack_params
 
-__all__ = ["layer_params", "lstm_bptt"]
+__all__ = ["layer_params", "lstm_bptt", "lstm_factors"]
 
 
 def layer_params(hidden: int, bidirectional: bool) -> SimpleNamespace:
@@ -48,24 +48,51 @@ def _steps(T: int, reverse: bool) -> range:
     return range(T - 1, -1, -1) if reverse else range(T)
 
 
+def _shift(seq: np.ndarray, first: np.ndarray, reverse: bool) -> np.ndarray:
+    """Each step's previous value along the direction: ``first`` then ``seq``'s steps."""
+    out = np.empty_like(seq)
+    if reverse:
+        out[:-1], out[-1] = seq[1:], first
+    else:
+        out[1:], out[0] = seq[:-1], first
+    return out
+
+
+def lstm_factors(i: np.ndarray, f: np.ndarray, g: np.ndarray, o: np.ndarray, c: np.ndarray,
+                 c_prev: np.ndarray) -> np.ndarray:
+    """The reserve (..., 6H) from an LSTM's step activations (gates ``i, f, g, o``, new and
+    previous cells): ``[b (4H), a (H), f (H)]``, the factors of the backward recursion
+    ``dc += dh * a``, ``da = [dc, dc, dc, dh] * b``, ``dc *= f``."""
+    H = i.shape[-1]
+    res = np.empty(i.shape[:-1] + (6 * H,), i.dtype)
+    tc = np.tanh(c)
+    res[..., :H] = g * i * (1.0 - i)
+    res[..., H:2 * H] = c_prev * f * (1.0 - f)
+    res[..., 2 * H:3 * H] = i * (1.0 - g * g)
+    res[..., 3 * H:4 * H] = tc * o * (1.0 - o)
+    res[..., 4 * H:5 * H] = o * (1.0 - tc * tc)
+    res[..., 5 * H:] = f
+    return res
+
+
 def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: bool):
     T, N = x.shape[:2]
     H = h.shape[1]
     wx, wh, _, bx, bh = w
     xw = (x.reshape(T * N, -1) @ wx.T + (bx + bh)).reshape(T, N, 4 * H)
     ys = np.empty((T, N, H), x.dtype)
-    res = np.empty((T, N, 6 * H), x.dtype)
-    wh_t = wh.T
+    acts = np.empty((T, N, 4 * H), x.dtype)  # i, f, g, o
+    cs = np.empty((T, N, H), x.dtype)
+    c0, wh_t = c, wh.T
     for t in _steps(T, reverse):
         pre = xw[t] + h @ wh_t
         s = _sigmoid(pre)
-        g = np.tanh(pre[:, 2 * H:3 * H])
-        c = s[:, H:2 * H] * c + s[:, :H] * g
+        s[:, 2 * H:3 * H] = np.tanh(pre[:, 2 * H:3 * H])
+        c = s[:, H:2 * H] * c + s[:, :H] * s[:, 2 * H:3 * H]
         h = s[:, 3 * H:] * np.tanh(c)
-        res[t, :, :4 * H] = s
-        res[t, :, 4 * H:5 * H] = g
-        res[t, :, 5 * H:] = c
-        ys[t] = h
+        acts[t], cs[t], ys[t] = s, c, h
+    res = lstm_factors(acts[..., :H], acts[..., H:2 * H], acts[..., 2 * H:3 * H],
+                       acts[..., 3 * H:], cs, _shift(cs, c0, reverse))
     return ys, h, c, res
 
 
@@ -119,28 +146,15 @@ def _type(p, in_types: list) -> tuple[list, list]:
 
 
 def lstm_bptt(dy: np.ndarray, dh: np.ndarray, dc: np.ndarray, x: np.ndarray,
-              ys: np.ndarray, h0: np.ndarray, c0: np.ndarray, res: np.ndarray, w: list,
-              reverse: bool) -> tuple:
-    """One LSTM direction's back-propagation through time from its step activations
-    (``res`` (T, N, 6H) as this op's reserve; ``ys`` its hidden states): ``(dx, dW_i2h,
-    dW_h2h, db, dh0, dc0)`` (``db`` is both biases' gradient). Every per-step factor is
-    computed over all steps at once; per step remain a few (N, H) products and one GEMM."""
+              ys: np.ndarray, h0: np.ndarray, res: np.ndarray, w: list, reverse: bool) -> tuple:
+    """One LSTM direction's back-propagation through time from its reserve (``res`` (T, N,
+    6H), :func:`lstm_factors`; ``ys`` its hidden states): ``(dx, dW_i2h, dW_h2h, db, dh0,
+    dc0)`` (``db`` is both biases' gradient). Per step remain a few (N, H) products and one
+    GEMM; the weight gradients are one GEMM each over all steps."""
     T, N, H = ys.shape
     wx, wh = w[0], w[1]
-    i, f, o = res[..., :H], res[..., H:2 * H], res[..., 3 * H:4 * H]
-    g, c = res[..., 4 * H:5 * H], res[..., 5 * H:]
-    hp, cp = np.empty_like(ys), np.empty_like(c)
-    if reverse:
-        hp[:-1], hp[-1], cp[:-1], cp[-1] = ys[1:], h0, c[1:], c0
-    else:
-        hp[1:], hp[0], cp[1:], cp[0] = ys[:-1], h0, c[:-1], c0
-    tc = np.tanh(c)
-    a = o * (1.0 - tc * tc)  # dc += dh * a
-    b = np.empty((T, N, 4, H), x.dtype)  # da = [dc, dc, dc, dh] * b
-    b[:, :, 0] = g * i * (1.0 - i)
-    b[:, :, 1] = cp * f * (1.0 - f)
-    b[:, :, 2] = i * (1.0 - g * g)
-    b[:, :, 3] = tc * o * (1.0 - o)
+    b = res[..., :4 * H].reshape(T, N, 4, H)
+    a, f = res[..., 4 * H:5 * H], res[..., 5 * H:]
     da = np.empty((T, N, 4, H), x.dtype)
     dh, dc = dh.copy(), dc.copy()
     for t in (_steps(T, reverse)[::-1]):
@@ -152,7 +166,7 @@ def lstm_bptt(dy: np.ndarray, dh: np.ndarray, dc: np.ndarray, x: np.ndarray,
         dh = da[t].reshape(N, 4 * H) @ wh
     flat = da.reshape(T * N, 4 * H)
     dwx = flat.T @ x.reshape(T * N, -1)
-    dwh = flat.T @ hp.reshape(T * N, H)
+    dwh = flat.T @ _shift(ys, h0, reverse).reshape(T * N, H)
     dx = (flat @ wx).reshape(T, N, -1)
     return dx, dwx, dwh, flat.sum(axis=0), dh, dc
 
@@ -171,7 +185,7 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
         cols = slice(d * H, (d + 1) * H)
         got = lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc), dcy[d].astype(acc), x,
                         output[:, :, cols].astype(acc), state[d].astype(acc),
-                        cell[d].astype(acc), reserve[d].astype(acc), w, d == 1)
+                        reserve[d].astype(acc), w, d == 1)
         part, dwx, dwh, db, dh0[d], dc0[d] = got
         dx = dx + part
         gviews[d][0][...] = dwx
