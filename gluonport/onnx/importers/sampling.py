@@ -209,8 +209,23 @@ def deform_conv(ctx: ImportContext, x: Value, w: Value, offset: Value, b: Value 
         mask_sym = ctx.op("ones_like", first)
     else:
         mask_sym = mask.sym
+    conv = {"kernel": tuple(kernel), "stride": tuple(stride), "dilate": tuple(dil),
+            "pad": tuple(pad[:2]), "num_filter": wshape[0]}
+    if wshape[0] % offset_group and group == 1:
+        # MXNet 1.9.1 wants num_filter divisible by num_deformable_group; the convolution is a
+        # sum over input channels, so sum one single-offset-group convolution per group
+        per, k = wshape[1] // offset_group, kernel[0] * kernel[1]
+        parts = []
+        for g in range(offset_group):
+            def cut(s, n, axis=1, g=g):
+                return ctx.op("slice_axis", s, axis=axis, begin=g * n, end=(g + 1) * n)
+            parts.append(ctx.op("_contrib_ModulatedDeformableConvolution", cut(data, per),
+                                cut(offset.sym, 2 * k), cut(mask_sym, k), cut(w.sym, per),
+                                num_group=1, num_deformable_group=1, no_bias=True, **conv))
+        out = ctx.op("add_n", *parts, num_args=len(parts))
+        if b is None:
+            return out
+        return ctx.op("broadcast_add", out, ctx.op("reshape", b.sym, shape=(1, -1, 1, 1)))
     args = [data, offset.sym, mask_sym, w.sym] + ([b.sym] if b is not None else [])
-    return ctx.op("_contrib_ModulatedDeformableConvolution", *args, kernel=tuple(kernel),
-                  stride=tuple(stride), dilate=tuple(dil), pad=tuple(pad[:2]),
-                  num_filter=wshape[0], num_group=group, num_deformable_group=offset_group,
-                  no_bias=b is None)
+    return ctx.op("_contrib_ModulatedDeformableConvolution", *args, num_group=group,
+                  num_deformable_group=offset_group, no_bias=b is None, **conv)

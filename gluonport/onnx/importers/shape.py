@@ -250,6 +250,15 @@ def slice_(ctx: ImportContext, x: Value, starts_in: Value | None = None,
     if any(b is not None and e is not None and s > 0 and b >= e for b, e, s in
            zip(begin, end, step)):
         raise ctx.fail("the slice is empty; MXNet 1.x has no empty tensors")
+    cut = [a for a, (b, e, s) in enumerate(zip(begin, end, step))
+           if b is not None or e is not None or s != 1]
+    if len(begin) > 5 and all(step[a] == 1 for a in cut):
+        # MXNet 1.9.1's slice runs on at most 5 dims ("ndim=6 too large"); slice_axis works
+        # on any rank (it sees (before, axis, after))
+        out = x.sym
+        for a in cut:
+            out = ctx.op("slice_axis", out, axis=a, begin=begin[a] or 0, end=end[a])
+        return out
     return ctx.op("slice", x.sym, begin=begin, end=end, step=step)
 
 
@@ -348,7 +357,20 @@ def gather_nd(ctx: ImportContext, data: Value, indices: Value, *, batch_dims: in
 
 @importer("Tile", since=6)
 def tile(ctx: ImportContext, x: Value, repeats: Value) -> object:
-    return ctx.op("tile", x.sym, reps=tuple(repeats.ints()))
+    """MXNet's ``tile``, one per two repeated axes: MXNet 1.9.1 tiles by broadcasting the data
+    reshaped to ``(1, d0, 1, d1, ...)`` onto ``(r0, d0, r1, d1, ...)``, and its broadcast takes
+    at most 5 dims once runs of repeated / kept axes merge -- three repeated axes already
+    fail ("Too many reduction axes"). Tiles compose: tiling by ``r`` then by ``s`` is tiling
+    by ``r * s``."""
+    reps = [int(r) for r in repeats.ints()]
+    moved = [i for i, r in enumerate(reps) if r != 1]
+    if len(moved) <= 2:
+        return ctx.op("tile", x.sym, reps=tuple(reps))
+    out = x.sym
+    for k in range(0, len(moved), 2):
+        part = [r if i in moved[k:k + 2] else 1 for i, r in enumerate(reps)]
+        out = ctx.op("tile", out, reps=tuple(part))
+    return out
 
 
 # --- Pad --------------------------------------------------------------------------------------
