@@ -29,9 +29,11 @@ from ..._core.attr_fields import Bool, Enum, Float, Int, Optional
 from ...errors import OpAttributeError
 from ..lowering import LoweringContext, lowering
 from ..registry import OpDef, register
+from . import rnn_grad_onnx
 from .rnn import GATES, keep_for_backward, kept_for_backward, unpack_params
 
-__all__ = ["check_trainable", "trainable", "train_forward"]
+__all__ = ["check_trainable", "trainable", "train_forward", "lstm_factors", "lstm_bptt",
+           "previous_steps"]
 
 
 def check_trainable(p) -> None:
@@ -58,6 +60,59 @@ def _sig(x: np.ndarray) -> np.ndarray:
     return 0.5 * (np.tanh(0.5 * x) + 1.0)
 
 
+def previous_steps(seq: np.ndarray, first: np.ndarray, reverse: bool) -> np.ndarray:
+    """Each step's previous value along the direction: ``first`` then ``seq``'s steps."""
+    out = np.empty_like(seq)
+    if reverse:
+        out[:-1], out[-1] = seq[1:], first
+    else:
+        out[1:], out[0] = seq[:-1], first
+    return out
+
+
+def lstm_factors(i: np.ndarray, f: np.ndarray, g: np.ndarray, o: np.ndarray, c: np.ndarray,
+                 c_prev: np.ndarray) -> np.ndarray:
+    """The reserve (..., 6H) from an LSTM's step activations (gates ``i, f, g, o``, new and
+    previous cells): ``[b (4H), a (H), f (H)]``, the factors of the backward recursion
+    ``dc += dh * a``, ``da = [dc, dc, dc, dh] * b``, ``dc *= f``."""
+    H = i.shape[-1]
+    res = np.empty(i.shape[:-1] + (6 * H,), i.dtype)
+    tc = np.tanh(c)
+    res[..., :H] = g * i * (1.0 - i)
+    res[..., H:2 * H] = c_prev * f * (1.0 - f)
+    res[..., 2 * H:3 * H] = i * (1.0 - g * g)
+    res[..., 3 * H:4 * H] = tc * o * (1.0 - o)
+    res[..., 4 * H:5 * H] = o * (1.0 - tc * tc)
+    res[..., 5 * H:] = f
+    return res
+
+
+def lstm_bptt(dy: np.ndarray, dh: np.ndarray, dc: np.ndarray, x: np.ndarray,
+              ys: np.ndarray, h0: np.ndarray, res: np.ndarray, w: list, reverse: bool) -> tuple:
+    """One LSTM direction's back-propagation through time from its reserve (``res`` (T, N,
+    6H), :func:`lstm_factors`; ``ys`` its hidden states): ``(dx, dW_i2h, dW_h2h, db, dh0,
+    dc0)`` (``db`` is both biases' gradient). Per step remain a few (N, H) products and one
+    GEMM; the weight gradients are one GEMM each over all steps."""
+    T, N, H = ys.shape
+    wx, wh = w[0], w[1]
+    b = res[..., :4 * H].reshape(T, N, 4, H)
+    a, f = res[..., 4 * H:5 * H], res[..., 5 * H:]
+    da = np.empty((T, N, 4, H), x.dtype)
+    dh, dc = dh.copy(), dc.copy()
+    for t in (range(T) if reverse else range(T - 1, -1, -1)):
+        dh += dy[t]
+        dc += dh * a[t]
+        np.multiply(dc[:, None, :], b[t, :, :3], out=da[t, :, :3])
+        np.multiply(dh, b[t, :, 3], out=da[t, :, 3])
+        dc *= f[t]
+        dh = da[t].reshape(N, 4 * H) @ wh
+    flat = da.reshape(T * N, 4 * H)
+    dwx = flat.T @ x.reshape(T * N, -1)
+    dwh = flat.T @ previous_steps(ys, h0, reverse).reshape(T * N, H)
+    dx = (flat @ wx).reshape(T, N, -1)
+    return dx, dwx, dwh, flat.sum(axis=0), dh, dc
+
+
 class _Direction:
     """One layer-direction: the forward recursion keeping what backward needs, and BPTT."""
 
@@ -73,10 +128,12 @@ class _Direction:
     def forward(self, x: np.ndarray, h: np.ndarray, c, reverse: bool):
         T = x.shape[0]
         H = self.H
-        xw = x @ self.wx.T + self.bias
+        xw = (x.reshape(T * x.shape[1], -1) @ self.wx.T + self.bias).reshape(T, x.shape[1], -1)
         self.steps = list(range(T - 1, -1, -1) if reverse else range(T))
         self.x, self.h_prev, self.c_prev, self.acts = x, {}, {}, {}
         ys = np.empty(x.shape[:2] + (H,), x.dtype)
+        if self.mode == "lstm":
+            return self._lstm_forward(xw, h, c, reverse)
         for t in self.steps:
             self.h_prev[t], self.c_prev[t] = h, c
             hw = h @ self.wh.T
@@ -102,9 +159,35 @@ class _Direction:
             ys[t] = h
         return ys, h, c
 
+    def _lstm_forward(self, xw: np.ndarray, h: np.ndarray, c: np.ndarray, reverse: bool):
+        """The LSTM recursion keeping every step's gates (i, f, g, o) and cell in two arrays
+        (the backward pass turns them into :func:`.rnn_train.lstm_factors` at once)."""
+        T, N, H = xw.shape[0], xw.shape[1], self.H
+        self.h0, self.c0, self.reverse = h, c, reverse
+        self.gates = np.empty((T, N, 4 * H), xw.dtype)
+        self.cells = np.empty((T, N, H), xw.dtype)
+        self.ys = np.empty((T, N, H), xw.dtype)
+        wh_t = self.wh.T
+        for t in self.steps:
+            pre = xw[t] + h @ wh_t
+            s = _sig(pre)
+            s[:, 2 * H:3 * H] = np.tanh(pre[:, 2 * H:3 * H])
+            c = s[:, H:2 * H] * c + s[:, :H] * s[:, 2 * H:3 * H]
+            h = s[:, 3 * H:] * np.tanh(c)
+            self.gates[t], self.cells[t], self.ys[t] = s, c, h
+        return self.ys, h, c
+
     def backward(self, dy: np.ndarray, dh: np.ndarray, dc):
         """Gradients (dx, dWx, dWh, db_i2h, db_h2h, dh0, dc0) from the output and final-state
         gradients."""
+        if self.mode == "lstm":
+            H, gates = self.H, self.gates
+            res = lstm_factors(
+                gates[..., :H], gates[..., H:2 * H], gates[..., 2 * H:3 * H], gates[..., 3 * H:],
+                self.cells, previous_steps(self.cells, self.c0, self.reverse))
+            dx, dwx, dwh, db, dh0, dc0 = lstm_bptt(
+                dy, dh, dc, self.x, self.ys, self.h0, res, [self.wx, self.wh], self.reverse)
+            return dx, dwx, dwh, db, db, dh0, dc0
         H = self.H
         T, N = dy.shape[:2]
         gates = GATES[self.mode] * H
@@ -289,6 +372,9 @@ register(OpDef(
     no_gradient="a backward kernel; MXNet 1.9.1 registers no gradient for it",
     doc="Gradients of the fused RNN op's data, parameters, state (and state_cell) by "
         "back-propagation through time."))
+
+
+lowering("_backward_RNN")(rnn_grad_onnx.backward_rnn_onnx)
 
 
 # --- _rnn_param_concat ---------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""ONNX lowering of the fused RNN op's backward kernel, ``_backward_RNN`` (:mod:`.rnn_grad`).
+"""ONNX lowering of the fused RNN op's backward kernel, ``_backward_RNN`` (:mod:`.rnn_grad`),
+and of the LSTM training-forward ops of :mod:`.rnn_train`. The handlers are attached by the files
+that register those ops; this module imports no sibling at load time (they import it while
+registering).
 
 Back-propagation through time written out in plain ONNX ops for a static sequence length ``T``
 (the exporter's inferred shapes; the batch may stay dynamic): the time loop is unrolled.
@@ -28,11 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering import LoweringContext, deliver, lowering
-from .rnn import onnx_layer, rnn_param_size, unpack_params
-from .rnn_train import layer_params
+from ..lowering import LoweringContext, deliver
 
-__all__: list[str] = []
+__all__ = ["backward_rnn_onnx", "train_lstm_onnx", "backward_train_lstm_onnx"]
 
 
 class _Graph:
@@ -74,6 +75,8 @@ class _Graph:
 
 def _weights(g: _Graph, p, flat: str, input_size: int) -> list[list[str]]:
     """Per layer-direction ``[W_i2h, W_h2h, b_i2h, b_h2h]`` cut from the flat vector."""
+    from .rnn import rnn_param_size, unpack_params  # (this module is imported by rnn's files)
+
     size = rnn_param_size(p.mode, p.state_size, p.num_layers, p.bidirectional, input_size)
     out = []
     for views in unpack_params(p, np.arange(size, dtype=np.int64), input_size):
@@ -216,7 +219,7 @@ class _Dir:
         return dax, dah, dh, dc
 
 
-def _backward_rnn_onnx(ctx: LoweringContext) -> None:
+def backward_rnn_onnx(ctx: LoweringContext) -> None:
     """BPTT unrolled over the static sequence length (see the module docstring)."""
     p = ctx.params
     if p.projection_size is not None or p.use_sequence_length or (
@@ -229,9 +232,11 @@ def _backward_rnn_onnx(ctx: LoweringContext) -> None:
     _bptt(ctx, p, heads, n_heads, None)
 
 
-def _backward_train_lstm_onnx(ctx: LoweringContext) -> None:
+def backward_train_lstm_onnx(ctx: LoweringContext) -> None:
     """``_backward_RNN_lstm``: as ``_backward_RNN``'s, the activations read from the
     forward's reserve (input 8) instead of re-computed."""
+    from .rnn import layer_params
+
     _bptt(ctx, layer_params(ctx.params.state_size, ctx.params.bidirectional), (1, 2), 3, 8)
 
 
@@ -239,6 +244,8 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
     """The backward graph: head gradients ``0`` and ``heads`` (final state, cell; ``None``:
     absent), then inputs ``data, parameters, state[, state_cell], output`` from ``i_data``,
     and the reserve at ``reserve`` (one layer; ``None``: activations re-computed)."""
+    from .rnn import onnx_layer
+
     lstm = p.mode == "lstm"
     T, _, C = ctx.in_shapes[i_data]
     if not T or ctx.is_dynamic(i_data, 0):
@@ -308,7 +315,7 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
         deliver(ctx, outs[k], k, work)
 
 
-def _train_lstm_onnx(ctx: LoweringContext) -> None:
+def train_lstm_onnx(ctx: LoweringContext) -> None:
     """``_backward_RNN_lstm_forward`` unrolled: per step one ``(N, H) x (H, 4H)`` Gemm onto
     the step's rows of one ``x W_i2h^T + b`` Gemm over all steps, the gates and the cell, and
     the step's reserve row, the backward recursion's factors ``[b, a, f]``
@@ -322,6 +329,8 @@ def _train_lstm_onnx(ctx: LoweringContext) -> None:
     dtype = np.dtype(ctx.dtype)
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
     g = _Graph(ctx, work, T)
+    from .rnn import layer_params
+
     lp = layer_params(p.state_size, p.bidirectional)
     H = p.state_size
 
@@ -376,6 +385,3 @@ def _stack(g: _Graph, rows: list[str | None], like: str) -> str:
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
 
 
-lowering("_backward_RNN")(_backward_rnn_onnx)
-lowering("_backward_RNN_lstm_forward")(_train_lstm_onnx)
-lowering("_backward_RNN_lstm")(_backward_train_lstm_onnx)

@@ -20,24 +20,17 @@ activations, MXNet's order i, f, g, o, and the cells). The first three equal
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..._core.attr_fields import Bool, Int
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge
+from ..lowering import lowering
 from ..registry import OpDef, register
-from .rnn import rnn_param_size, unpack_params
+from . import rnn_grad, rnn_grad_onnx  # modules: rnn_grad may still be initialising
+from .rnn import layer_params, rnn_param_size, unpack_params
 
-__all__ = ["layer_params", "lstm_bptt", "lstm_factors"]
-
-
-def layer_params(hidden: int, bidirectional: bool) -> SimpleNamespace:
-    """The attributes of the one-layer LSTM ``RNN`` this op computes (for
-    :func:`.rnn.unpack_params` and :func:`.rnn.rnn_param_size`)."""
-    return SimpleNamespace(mode="lstm", state_size=hidden, num_layers=1,
-                           bidirectional=bidirectional, projection_size=None, p=0.0)
+__all__: list[str] = []
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -46,33 +39,6 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def _steps(T: int, reverse: bool) -> range:
     return range(T - 1, -1, -1) if reverse else range(T)
-
-
-def _shift(seq: np.ndarray, first: np.ndarray, reverse: bool) -> np.ndarray:
-    """Each step's previous value along the direction: ``first`` then ``seq``'s steps."""
-    out = np.empty_like(seq)
-    if reverse:
-        out[:-1], out[-1] = seq[1:], first
-    else:
-        out[1:], out[0] = seq[:-1], first
-    return out
-
-
-def lstm_factors(i: np.ndarray, f: np.ndarray, g: np.ndarray, o: np.ndarray, c: np.ndarray,
-                 c_prev: np.ndarray) -> np.ndarray:
-    """The reserve (..., 6H) from an LSTM's step activations (gates ``i, f, g, o``, new and
-    previous cells): ``[b (4H), a (H), f (H)]``, the factors of the backward recursion
-    ``dc += dh * a``, ``da = [dc, dc, dc, dh] * b``, ``dc *= f``."""
-    H = i.shape[-1]
-    res = np.empty(i.shape[:-1] + (6 * H,), i.dtype)
-    tc = np.tanh(c)
-    res[..., :H] = g * i * (1.0 - i)
-    res[..., H:2 * H] = c_prev * f * (1.0 - f)
-    res[..., 2 * H:3 * H] = i * (1.0 - g * g)
-    res[..., 3 * H:4 * H] = tc * o * (1.0 - o)
-    res[..., 4 * H:5 * H] = o * (1.0 - tc * tc)
-    res[..., 5 * H:] = f
-    return res
 
 
 def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: bool):
@@ -91,8 +57,8 @@ def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: 
         c = s[:, H:2 * H] * c + s[:, :H] * s[:, 2 * H:3 * H]
         h = s[:, 3 * H:] * np.tanh(c)
         acts[t], cs[t], ys[t] = s, c, h
-    res = lstm_factors(acts[..., :H], acts[..., H:2 * H], acts[..., 2 * H:3 * H],
-                       acts[..., 3 * H:], cs, _shift(cs, c0, reverse))
+    res = rnn_grad.lstm_factors(acts[..., :H], acts[..., H:2 * H], acts[..., 2 * H:3 * H],
+                       acts[..., 3 * H:], cs, rnn_grad.previous_steps(cs, c0, reverse))
     return ys, h, c, res
 
 
@@ -145,32 +111,6 @@ def _type(p, in_types: list) -> tuple[list, list]:
     return [dt] * 4, [dt] * 4
 
 
-def lstm_bptt(dy: np.ndarray, dh: np.ndarray, dc: np.ndarray, x: np.ndarray,
-              ys: np.ndarray, h0: np.ndarray, res: np.ndarray, w: list, reverse: bool) -> tuple:
-    """One LSTM direction's back-propagation through time from its reserve (``res`` (T, N,
-    6H), :func:`lstm_factors`; ``ys`` its hidden states): ``(dx, dW_i2h, dW_h2h, db, dh0,
-    dc0)`` (``db`` is both biases' gradient). Per step remain a few (N, H) products and one
-    GEMM; the weight gradients are one GEMM each over all steps."""
-    T, N, H = ys.shape
-    wx, wh = w[0], w[1]
-    b = res[..., :4 * H].reshape(T, N, 4, H)
-    a, f = res[..., 4 * H:5 * H], res[..., 5 * H:]
-    da = np.empty((T, N, 4, H), x.dtype)
-    dh, dc = dh.copy(), dc.copy()
-    for t in (_steps(T, reverse)[::-1]):
-        dh += dy[t]
-        dc += dh * a[t]
-        np.multiply(dc[:, None, :], b[t, :, :3], out=da[t, :, :3])
-        np.multiply(dh, b[t, :, 3], out=da[t, :, 3])
-        dc *= f[t]
-        dh = da[t].reshape(N, 4 * H) @ wh
-    flat = da.reshape(T * N, 4 * H)
-    dwx = flat.T @ x.reshape(T * N, -1)
-    dwh = flat.T @ _shift(ys, h0, reverse).reshape(T * N, H)
-    dx = (flat @ wx).reshape(T, N, -1)
-    return dx, dwx, dwh, flat.sum(axis=0), dh, dc
-
-
 def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
                          data: np.ndarray, params: np.ndarray, state: np.ndarray,
                          cell: np.ndarray, output: np.ndarray, reserve: np.ndarray) -> list:
@@ -183,9 +123,9 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
     dx, dh0, dc0 = 0.0, np.empty(state.shape, acc), np.empty(cell.shape, acc)
     for d, w in enumerate(weights):
         cols = slice(d * H, (d + 1) * H)
-        got = lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc), dcy[d].astype(acc), x,
-                        output[:, :, cols].astype(acc), state[d].astype(acc),
-                        reserve[d].astype(acc), w, d == 1)
+        got = rnn_grad.lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc),
+                                 dcy[d].astype(acc), x, output[:, :, cols].astype(acc),
+                                 state[d].astype(acc), reserve[d].astype(acc), w, d == 1)
         part, dwx, dwh, db, dh0[d], dc0[d] = got
         dx = dx + part
         gviews[d][0][...] = dwx
@@ -231,3 +171,5 @@ register(OpDef(
     no_gradient="a backward kernel (gluonport's, as _backward_RNN_lstm_forward)",
     doc="_backward_RNN_lstm_forward's gradients of data, parameters, state and state_cell by "
         "back-propagation through time from the forward's reserve."))
+lowering("_backward_RNN_lstm_forward")(rnn_grad_onnx.train_lstm_onnx)
+lowering("_backward_RNN_lstm")(rnn_grad_onnx.backward_train_lstm_onnx)
