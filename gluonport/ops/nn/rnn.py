@@ -13,7 +13,11 @@ Gates stack in MXNet's (cuDNN's) order: LSTM ``i, f, g, o``; GRU ``r, z, n`` wit
 ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`` and ``h' = (1 - z) * n + z * h``.
 Inference semantics: dropout ``p`` is not applied; in training mode it is applied to the outputs
 of every layer but the last, as MXNet does. The gradient is one ``_backward_RNN`` kernel
-(:mod:`.rnn_grad`, back-propagation through time).
+(:mod:`.rnn_grad`, back-propagation through time; ONNX lowering in :mod:`.rnn_grad_onnx`). A
+hybridized training step on onnxruntime writes the node out per layer (``train_graph``): LSTM
+layers as ``_backward_RNN_lstm_forward`` (:mod:`.rnn_train`), which returns the step
+activations MXNet keeps as operator state, other modes as one-layer ``RNN`` nodes, with
+dropout between layers as Dropout's mask.
 
 Two options only MXNet's cuDNN kernels honour (its CPU kernels refuse ``use_sequence_length``
 and ignore the LSTM clip) are computed here as cuDNN computes them:
