@@ -243,17 +243,17 @@ def _run_layers(p, data: np.ndarray, params: np.ndarray, state: np.ndarray, rest
     """The forward recursion keeping each direction's activations: ``(output, hs, cs, layers,
     masks)``; ``drop(x)`` (training dropout) applies between layers."""
     acc = np.float32 if data.dtype == np.float16 else data.dtype
-    cell0 = rest[0].astype(acc) if p.mode == "lstm" else None
-    weights = unpack_params(p, params.astype(acc), data.shape[2])
+    cell0 = rest[0].astype(acc, copy=False) if p.mode == "lstm" else None
+    weights = unpack_params(p, params.astype(acc, copy=False), data.shape[2])
     dirs = 2 if p.bidirectional else 1
-    x, layers, masks, hs, cs = data.astype(acc), [], [], [], []
+    x, layers, masks, hs, cs = data.astype(acc, copy=False), [], [], [], []
     for layer in range(p.num_layers):
         cells, outs = [], []
         for d in range(dirs):
             k = layer * dirs + d
             cell = _Direction(p.mode, p.state_size, weights[k])
-            y, h, c = cell.forward(x, state[k].astype(acc), None if cell0 is None else cell0[k],
-                                   d == 1)
+            c0 = None if cell0 is None else cell0[k]
+            y, h, c = cell.forward(x, state[k].astype(acc, copy=False), c0, d == 1)
             cells.append(cell)
             outs.append(y)
             hs.append(h)
@@ -308,10 +308,10 @@ def _bptt(p, train: bool, arrays: tuple) -> list:
     flat_grad = np.zeros(params.shape, acc)
     grads = unpack_params(p, flat_grad, data.shape[2])
     dirs = 2 if p.bidirectional else 1
-    dy = ograds[0].astype(acc)
-    dstate = (ograds[1].astype(acc) if p.state_outputs
+    dy = ograds[0].astype(acc, copy=False)
+    dstate = (ograds[1].astype(acc, copy=False) if p.state_outputs
               else np.zeros(state.shape, acc))
-    dcell = (ograds[2].astype(acc) if p.state_outputs and lstm
+    dcell = (ograds[2].astype(acc, copy=False) if p.state_outputs and lstm
              else (np.zeros(rest[0].shape, acc) if lstm else None))
     d_state0 = np.zeros(state.shape, acc)
     d_cell0 = np.zeros(rest[0].shape, acc) if lstm else None
@@ -335,9 +335,10 @@ def _bptt(p, train: bool, arrays: tuple) -> list:
             if lstm:
                 d_cell0[k] = dc0
         dy = dx
-    out = [dy.astype(data.dtype), flat_grad.astype(params.dtype), d_state0.astype(state.dtype)]
+    out = [dy.astype(data.dtype, copy=False), flat_grad.astype(params.dtype, copy=False),
+           d_state0.astype(state.dtype, copy=False)]
     if lstm:
-        out.append(d_cell0.astype(rest[0].dtype))
+        out.append(d_cell0.astype(rest[0].dtype, copy=False))
     return out
 
 

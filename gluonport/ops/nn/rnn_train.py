@@ -69,9 +69,9 @@ def _train_lstm(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
         raise DTypeError("_backward_RNN_lstm_forward: data must be floating point, got "
                          f"{data.dtype.name}")
     acc = np.float32 if data.dtype == np.float16 else data.dtype
-    x = data.astype(acc)
-    weights = unpack_params(layer_params(p.state_size, p.bidirectional), params.astype(acc),
-                            data.shape[2])
+    x = data.astype(acc, copy=False)
+    weights = unpack_params(layer_params(p.state_size, p.bidirectional),
+                            params.astype(acc, copy=False), data.shape[2])
     outs, hs, cs, res = [], [], [], []
     for d, w in enumerate(weights):
         y, h, c, r = _forward_dir(x, state[d].astype(acc), cell[d].astype(acc), w, d == 1)
@@ -116,10 +116,10 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
                          cell: np.ndarray, output: np.ndarray, reserve: np.ndarray) -> list:
     acc = np.float32 if data.dtype == np.float16 else data.dtype
     H, C = p.state_size, data.shape[2]
-    weights = unpack_params(layer_params(H, p.bidirectional), params.astype(acc), C)
+    weights = unpack_params(layer_params(H, p.bidirectional), params.astype(acc, copy=False), C)
     grad = np.zeros(params.shape, acc)
     gviews = unpack_params(layer_params(H, p.bidirectional), grad, C)
-    x = data.astype(acc)
+    x = data.astype(acc, copy=False)
     dx, dh0, dc0 = 0.0, np.empty(state.shape, acc), np.empty(cell.shape, acc)
     for d, w in enumerate(weights):
         cols = slice(d * H, (d + 1) * H)
