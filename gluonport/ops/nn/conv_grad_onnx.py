@@ -100,19 +100,17 @@ def _conv_onnx(ctx: LoweringContext) -> None:
     x_sp = [int(v) for v in ctx.in_shapes[1][2:]]
     og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
     n, c, f = int(ctx.in_shapes[1][0]), int(ctx.in_shapes[1][1]), p.num_filter
-    rows = None
     if ctx.wants(1):
         cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, _GEMM_POSITIONS_WEIGHT)
         if cs is not None:
-            rows = conv_gemm.grad_rows(ctx, og, cs)
-            dw = conv_gemm.weight_grad(ctx, rows, conv_gemm.im2col_rows(ctx, x, cs), cs)
+            dw = conv_gemm.weight_grad(ctx, og, conv_gemm.im2col_rows(ctx, x, cs), cs)
         else:
             dw = _weight_grad(ctx, og, x, f, c, p.num_group, g, g.pad, og_sp, x_sp)
         _out(ctx, 1, dw)
     if ctx.wants(0):
         cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, _GEMM_POSITIONS)
         if cs is not None:
-            rows = rows or conv_gemm.grad_rows(ctx, og, cs)
+            rows = conv_gemm.grad_rows(ctx, og, cs)
             dx = conv_gemm.data_grad(ctx, rows, conv_gemm.weight_rows(ctx, w, cs), cs)
         else:
             out_pad = [(v + 2 * q - d) % s for v, q, d, s in
