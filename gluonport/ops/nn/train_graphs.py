@@ -3,8 +3,8 @@ backends whose kernels have inference semantics only (ONNX): a hybridized block'
 on onnxruntime expands these nodes (``gluonport/symbol/_expand.py``).
 
 * ``BatchNorm`` / ``_contrib_SyncBatchNorm``: the batch mean and biased variance over every
-  axis but the channel axis (``mean(..., exclude=True)``), ``(x - mean) * rsqrt(var + eps) *
-  gamma + beta`` (gamma is 1 with ``fix_gamma``), hidden outputs as the kernels give them
+  axis but the channel axis (``mean(..., exclude=True)``), ``(x - mean) * (rsqrt(var + eps) *
+  gamma) + beta`` (gamma is 1 with ``fix_gamma``), hidden outputs as the kernels give them
   (BatchNorm: mean and 1/sqrt(var + eps); SyncBatchNorm: mean and var), and the new moving
   statistics ``moving * momentum + batch * (1 - momentum)``, which the runner writes when the
   backward pass runs (MXNet's backward kernel updates them). ``use_global_stats``: as inference.
@@ -36,10 +36,10 @@ def batchnorm_train_graph(axis_of: Any, plain_var: bool):
         xc = F.broadcast_sub(x, mean_k)
         var_k = F.mean(F.square(xc), axis=ax, exclude=True, keepdims=True)
         inv_k = F.rsqrt(F._internal._plus_scalar(var_k, scalar=p.eps))
-        y = F.broadcast_mul(xc, inv_k)
-        if not p.fix_gamma:
-            y = F.broadcast_mul(y, F.reshape_like(gamma, mean_k))
-        y = F.broadcast_add(y, F.reshape_like(beta, mean_k))
+        # gamma folds into the per-channel scale: one full-size product (and its gradient's
+        # product and reduction) fewer than (xc * inv) * gamma
+        scale_k = inv_k if p.fix_gamma else F.broadcast_mul(inv_k, F.reshape_like(gamma, mean_k))
+        y = F.broadcast_add(F.broadcast_mul(xc, scale_k), F.reshape_like(beta, mean_k))
         mean, var, inv = (F.reshape_like(t, mm) for t in (mean_k, var_k, inv_k))
         keep = 1.0 - p.momentum
 
