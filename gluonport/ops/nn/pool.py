@@ -39,6 +39,7 @@ from ..infer import fmt
 from ..lowering import LoweringContext, lowering
 from ..lowering import window as win
 from ..registry import OpDef, register
+from .conv_kernels import scratch
 
 __all__ = ["pool_nd", "pool_backward", "pool_out_size", "float_only", "acc_array", "float_onnx"]
 
@@ -93,9 +94,16 @@ def _tap(x: np.ndarray, axis: int, t: int, s: int, o: int) -> np.ndarray:
 
 
 def _reduce_windows(xp, kernel, stride, out_sp, ufunc) -> np.ndarray:
-    """Separable window reduction: one axis at a time, one ufunc call per kernel tap."""
+    """Separable window reduction: one axis at a time, one ufunc call per kernel tap (the
+    partial results of all but the last axis in reusable scratch buffers)."""
+    last = len(kernel) + 1
     for axis, (k, s, o) in enumerate(zip(kernel, stride, out_sp), start=2):
-        acc = np.array(_tap(xp, axis, 0, s, o))
+        first = _tap(xp, axis, 0, s, o)
+        if axis == last:
+            acc = np.array(first)
+        else:
+            acc = scratch(f"pool{axis % 2}", first.shape, first.dtype)
+            np.copyto(acc, first)
         for t in range(1, k):
             ufunc(acc, _tap(xp, axis, t, s, o), out=acc)
         xp = acc
