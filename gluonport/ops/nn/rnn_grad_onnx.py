@@ -345,7 +345,6 @@ def train_lstm_onnx(ctx: LoweringContext) -> None:
     twice[2 * H:3 * H] = 2.0
     col = ctx.const(twice.reshape(-1, 1), "twice")
     row = ctx.const(twice, "twice")
-    four = ctx.const(np.where(twice == 2.0, 4.0, 1.0).astype(work), "four")
     for d, (wx, wh, bx, bh) in enumerate(_weights(g, lp, inp(1), C)):
         wx, bias = g.op("Mul", wx, col), g.op("Mul", g.op("Add", bx, bh), row)
         wh = g.op("Transpose", g.op("Mul", wh, col), perm=[1, 0])  # (H, 4H): no per-step B^T
@@ -360,8 +359,9 @@ def train_lstm_onnx(ctx: LoweringContext) -> None:
             c_prev, c = c, g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
             tc = g.op("Tanh", c)
             h = g.op("Mul", o, tc)
-            ds = g.op("Mul", g.op("Mul", s, g.one_minus(s)), four)
-            b = g.op("Mul", g.op("Concat", gg, c_prev, i, tc, axis=1), ds)
+            ds = g.op("Mul", s, g.one_minus(s))  # the g block's 1 - gg^2 is 4 ds: in i4
+            i4 = g.op("Mul", i, g.scalar(4.0))
+            b = g.op("Mul", g.op("Concat", gg, c_prev, i4, tc, axis=1), ds)
             y[t] = h
             res[t] = g.op("Concat", b, g.op("Sub", o, g.op("Mul", h, tc)), f, axis=1)
         ys.append(g.op("Concat", *y, axis=0) if T > 1 else y[0])
