@@ -175,17 +175,20 @@ def _tap_slice(tap, stride, out_sp) -> tuple:
 
 
 def _first_max_grad(xp: np.ndarray, y: np.ndarray, og: np.ndarray, kernel, stride,
-                    out_sp) -> np.ndarray:
+                    out_sp, slot: str | None = None) -> np.ndarray:
     """Each output gradient added at its window's first maximum (row-major tap order), as
     MXNet's max-pool backward routes it; ``xp`` is the padded data (padding never wins unless
     the window holds nothing else, and padding is cropped). One pass per kernel tap over the
     output: a tap takes the gradient where it equals the window's maximum and no earlier tap
     did. Windows that do not overlap (stride >= kernel: lenet's and most nets' 2x2/2) write
-    their taps' parts straight into the result, which needs no zeroing when they tile it."""
+    their taps' parts straight into the result, which needs no zeroing when they tile it.
+    ``slot``: the result is that scratch buffer (the caller copies its crop out)."""
     disjoint = all(s >= k for s, k in zip(stride, kernel))
     tiled = disjoint and all(s == k and o * s == t for s, k, o, t in
                              zip(stride, kernel, out_sp, xp.shape[2:]))
-    gp = np.empty_like(xp) if tiled else np.zeros_like(xp)
+    gp = np.empty_like(xp) if slot is None else scratch(slot, xp.shape, xp.dtype)
+    if not tiled:
+        gp.fill(0)
     free = np.empty(y.shape, bool)
     hit = np.empty(y.shape, bool)
     part = None if disjoint else np.empty(y.shape, og.dtype)
@@ -220,13 +223,13 @@ def pool_backward(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel, stride, 
     total = _padded_size(sp, kernel, stride, pad, out_sp)
     inner = (slice(None), slice(None)) + tuple(slice(q, q + s) for q, s in zip(pad, sp))
     if kind == "max" and not v1:
-        if any(pad) or list(total) != list(sp):
-            xp = np.full(x.shape[:2] + tuple(total), np.finfo(x.dtype).min, wd)
+        if any(pad) or list(total) != list(sp):  # padded copies in scratch, a fresh crop
+            xp = scratch("pool_x", x.shape[:2] + tuple(total), wd)
+            xp.fill(np.finfo(x.dtype).min)
             xp[inner] = xw
-        else:
-            xp = xw
-        return np.ascontiguousarray(_first_max_grad(xp, yw, g, kernel, stride, out_sp)[inner],
-                                    dtype=x.dtype)
+            gp = _first_max_grad(xp, yw, g, kernel, stride, out_sp, "pool_g")
+            return np.array(gp[inner], dtype=x.dtype)
+        return _first_max_grad(xw, yw, g, kernel, stride, out_sp).astype(x.dtype, copy=False)
     if kind == "avg":
         g = g / _avg_divisor(sp, kernel, stride, pad, out_sp, include).astype(wd)
     elif kind == "lp" and p_value > 1:
