@@ -206,6 +206,9 @@ class ImportContext:
         self._created: list = []
         self._param_syms: dict[str, Symbol] = {}
         self.needs_const: set[str] = set()
+        # why MXNet 1.9.1 itself cannot run what was built (_import_mxlimits.py); the importer
+        # warns once per model
+        self.mxnet_limits: list[str] = []
         self.symbolic: dict[str, list] = {}  # shape vectors with named dims (folding)
         self.dim_sources: dict[str, tuple[Symbol, int]] = {}  # named dim -> (graph input, axis)
         # set by the importer, for control-flow bodies (_import_body.py): the Value of an
@@ -243,6 +246,15 @@ class ImportContext:
         out = invoke(op_name, inputs, {**attrs, "name": name})
         self._created.append(out._outputs[0][0])
         return out
+
+    def created_ops(self) -> list[str]:
+        """The MXNet op names this node's handler has created so far."""
+        return [getattr(n.op, "name", n.op) for n in self._created]
+
+    def mxnet_cannot(self, why: str) -> None:
+        """Note that MXNet 1.9.1 cannot run what this node became (the import still succeeds;
+        :func:`~gluonport.onnx.importer.import_graph` warns)."""
+        self.mxnet_limits.append(f"{self.op_type} {self.node_name!r}: {why}")
 
     def finish_names(self, outputs: list) -> None:
         """Give the node's main MXNet node the ONNX node's name (MXNet names nodes so)."""

@@ -47,6 +47,7 @@ from ._import_context import REVIEWED_OPSET, ImportContext, Value, op_version, s
 from ._import_expand import expand_functions
 from ._import_fold import Facts, fold_model
 from ._import_load import load_model
+from ._import_mxlimits import dtype_limits, fp16_limit, limits_message, zero_size_limit
 from ._import_narrow import carry_narrow_types
 from ._import_provenance import OpGroup, Restorer, build_group, check_mode, restored_note
 from ._import_sequence import expand_sequences
@@ -228,6 +229,10 @@ class _Builder:
         except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
             raise ConversionError(f"{self.label}: node {label!r} ({node.op_type}) could not be "
                                   f"converted: {type(exc).__name__}: {exc}") from exc
+        seen = types + [self.facts.types.get(n, (None, None)) for n in node.input if n]
+        why = fp16_limit(node.op_type, [t[0] for t in seen], self.ctx.created_ops())
+        if why:
+            self.ctx.mxnet_limits.append(why)
         self.store(node, result)
 
     def store(self, node: onnx.NodeProto, result: Any) -> None:
@@ -383,8 +388,23 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
         raise ConversionError(f"{label}: the graph has no outputs")
     sym = outs[0] if len(outs) == 1 else Group(outs)
     arg, aux = _split(sym, b.ctx.params)
+    _warn_mxnet_limits(b, sym, model, {**arg, **aux}, label)
     types = [facts.types.get(o.name, (None, None)) for o in model.graph.output]
     return ImportedGraph(sym, arg, aux, b.inputs, [o.name for o in model.graph.output], types)
+
+
+def _warn_mxnet_limits(b: _Builder, sym: Symbol, model: onnx.ModelProto, params: dict,
+                       label: str) -> None:
+    """Warn when MXNet 1.9.1 itself cannot (or may not) run the graph (_import_mxlimits)."""
+    used = set(sym.get_internals().list_outputs())  # values the written graph computes
+    names = [n for n, s in b.env.items() if s.list_outputs()[0] in used]
+    limits = b.ctx.mxnet_limits + dtype_limits(names, b.facts.types, params)
+    if limits:
+        warnings.warn(limits_message(label, limits), stacklevel=3)
+    edges = [n for n in b.inputs if n in names] + [o.name for o in model.graph.output]
+    maybe = zero_size_limit(edges, b.facts.types, params)
+    if maybe and not limits:
+        warnings.warn(limits_message(label, [maybe], certain=False), stacklevel=3)
 
 
 def import_model(model_file: Any, strict: bool = False, restore_mxnet_ops: str = "auto"

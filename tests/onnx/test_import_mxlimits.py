@@ -1,0 +1,97 @@
+"""The importer's warning when MXNet 1.9.1 itself cannot run what it wrote
+(gluonport/onnx/_import_mxlimits.py; each limit was seen failing in MXNet 1.9.1 by
+tests/golden/onnx/check_backend_in_mxnet.py) -- and its silence when MXNet can."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from gluonport.onnx.importer import import_graph
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=18):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s)
+                                           for n, t, s in inputs],
+                              [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+                              [numpy_helper.from_array(v, k) for k, v in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _limits(model) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import_graph(model)
+    return [str(w.message) for w in caught if "MXNet 1.9.1" in str(w.message)]
+
+
+F, H, I16 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT16
+
+
+@pytest.mark.parametrize("elem, name", [(I16, "int16"), (TensorProto.UINT16, "uint16"),
+                                        (TensorProto.UINT32, "uint32"),
+                                        (TensorProto.UINT64, "uint64")])
+def test_dtype_mxnet_lacks(elem, name):
+    m = _model([helper.make_node("Add", ["x", "y"], ["z"])], [("x", elem, [2]),
+                                                             ("y", elem, [2])],
+               [("z", elem, [2])])
+    (msg,) = _limits(m)
+    assert "MXNet 1.9.1 cannot run" in msg and f"no {name} dtype" in msg
+    assert "load only in gluonport" in msg
+
+
+@pytest.mark.parametrize("a, b, mx_op", [([2, 3, 4], [2, 4, 5], "batch_dot"),
+                                         ([3, 4], [4, 5], "dot")])
+def test_float16_products(a, b, mx_op):
+    m = _model([helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", H, a), ("b", H, b)],
+               [("c", H, a[:-1] + b[-1:])])
+    (msg,) = _limits(m)
+    assert f"float16 MatMul (as {mx_op})" in msg and "refuse float16" in msg
+    m32 = _model([helper.make_node("MatMul", ["a", "b"], ["c"])], [("a", F, a), ("b", F, b)],
+                 [("c", F, a[:-1] + b[-1:])])
+    assert _limits(m32) == []
+
+
+def test_float16_conv():
+    m = _model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", H, [1, 2, 5, 5])],
+               [("y", H, [1, 3, 3, 3])], [("w", np.ones((3, 2, 3, 3), np.float16))])
+    (msg,) = _limits(m)
+    assert "float16 Conv (as Convolution)" in msg
+
+
+def test_col2im_3d_but_not_2d():
+    def col2im(image, block):
+        cols = int(np.prod(block))
+        blocks = int(np.prod([i - b + 1 for i, b in zip(image, block)]))
+        return _model([helper.make_node("Col2Im", ["x", "i", "b"], ["y"])],
+                      [("x", F, [1, cols, blocks])], [("y", F, [1, 1] + image)],
+                      [("i", np.array(image, np.int64)), ("b", np.array(block, np.int64))])
+
+    (msg,) = _limits(col2im([3, 4, 5], [1, 2, 2]))
+    assert "Col2Im" in msg and "three spatial dims" in msg
+    assert _limits(col2im([3, 4], [2, 2])) == []
+
+
+def test_zero_size_input_may_not_run():
+    m = _model([helper.make_node("Abs", ["x"], ["y"])], [("x", F, [2, 0, 3])],
+               [("y", F, [2, 0, 3])])
+    (msg,) = _limits(m)
+    assert "MXNet 1.9.1 may not run" in msg and "zero-size" in msg and "'x'" in msg
+
+
+def test_zero_size_inside_graph_is_not_flagged():
+    """A split's empty part joined back (onnx's RotaryEmbedding with rotary_embedding_dim =
+    the head size) runs in MXNet: only graph inputs, outputs and weights count."""
+    m = _model([helper.make_node("Split", ["x", "s"], ["a", "b"], axis=1),
+                helper.make_node("Concat", ["b", "a"], ["y"], axis=1)],
+               [("x", F, [2, 4])], [("y", F, [2, 4])], [("s", np.array([4, 0], np.int64))])
+    assert _limits(m) == []
+
+
+def test_plain_float32_graph_is_silent():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, [2, 3])],
+               [("y", F, [2, 3])])
+    assert _limits(m) == []
