@@ -114,6 +114,26 @@ def test_relu_backward_multiplies_like_mxnet():
     assert np.signbit(got[3])
 
 
+def test_relu_backward_onnx_multiplies_like_mxnet():
+    # the ONNX lowering of the same backward (hybridized training on onnxruntime), same values
+    import onnxruntime as ort
+
+    from gluonport.onnx import export_symbol
+
+    names = ("og", "x", "y")
+    sym = mx.sym._internal._backward_Activation(*(mx.sym.var(n) for n in names),
+                                                act_type="relu")
+    x = np.tile(np.array([-1.0, 0.0, 2.0, -3.0], "float32"), 8).reshape(1, 2, 4, 4)
+    og = np.tile(np.array([np.inf, np.nan, 1.0, -2.0], "float32"), 8).reshape(1, 2, 4, 4)
+    feed = {"og": og, "x": x, "y": np.maximum(x, 0)}
+    model = export_symbol(sym, {}, in_shapes={k: v.shape for k, v in feed.items()})
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    used = {i.name for i in sess.get_inputs()}
+    got = sess.run(None, {k: v for k, v in feed.items() if k in used})[0].ravel()[:4]
+    np.testing.assert_array_equal(got, [np.nan, np.nan, 1.0, 0.0])
+    assert np.signbit(got[3])
+
+
 def test_prelu_gamma_inferred_per_channel():
     lr = mx.sym.LeakyReLU(_x(), act_type="prelu", name="lr")
     assert lr.list_arguments() == ["x", "lr_gamma"]
