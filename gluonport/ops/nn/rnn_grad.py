@@ -78,12 +78,17 @@ def lstm_factors(i: np.ndarray, f: np.ndarray, g: np.ndarray, o: np.ndarray, c: 
     H = i.shape[-1]
     res = np.empty(i.shape[:-1] + (6 * H,), i.dtype)
     tc = np.tanh(c)
-    res[..., :H] = g * i * (1.0 - i)
-    res[..., H:2 * H] = c_prev * f * (1.0 - f)
-    res[..., 2 * H:3 * H] = i * (1.0 - g * g)
-    res[..., 3 * H:4 * H] = tc * o * (1.0 - o)
-    res[..., 4 * H:5 * H] = o * (1.0 - tc * tc)
-    res[..., 5 * H:] = f
+    # in place in the reserve's blocks: no temporaries the size of the sequence
+    blocks = [res[..., k * H:(k + 1) * H] for k in range(6)]
+    for out, gate, partner in ((blocks[0], i, g), (blocks[1], f, c_prev), (blocks[3], o, tc)):
+        np.subtract(1.0, gate, out=out)
+        out *= gate
+        out *= partner
+    for out, act, partner in ((blocks[2], g, i), (blocks[4], tc, o)):
+        np.multiply(act, act, out=out)
+        np.subtract(1.0, out, out=out)
+        out *= partner
+    blocks[5][...] = f
     return res
 
 
@@ -168,13 +173,21 @@ class _Direction:
         self.cells = np.empty((T, N, H), xw.dtype)
         self.ys = np.empty((T, N, H), xw.dtype)
         wh_t = self.wh.T
-        for t in self.steps:
-            pre = xw[t] + h @ wh_t
-            s = _sig(pre)
-            s[:, 2 * H:3 * H] = np.tanh(pre[:, 2 * H:3 * H])
-            c = s[:, H:2 * H] * c + s[:, :H] * s[:, 2 * H:3 * H]
-            h = s[:, 3 * H:] * np.tanh(c)
-            self.gates[t], self.cells[t], self.ys[t] = s, c, h
+        for t in self.steps:  # in place in the kept arrays
+            s, c_new = self.gates[t], self.cells[t]
+            np.matmul(h, wh_t, out=s)
+            s += xw[t]
+            np.tanh(s[:, 2 * H:3 * H], out=s[:, 2 * H:3 * H])
+            for part in (s[:, :2 * H], s[:, 3 * H:]):  # the logistic, overflow-free
+                part *= 0.5
+                np.tanh(part, out=part)
+                part += 1.0
+                part *= 0.5
+            np.multiply(s[:, H:2 * H], c, out=c_new)
+            c_new += s[:, :H] * s[:, 2 * H:3 * H]
+            c, h = c_new, self.ys[t]
+            np.tanh(c, out=h)
+            h *= s[:, 3 * H:]
         return self.ys, h, c
 
     def backward(self, dy: np.ndarray, dh: np.ndarray, dc):
