@@ -45,6 +45,31 @@ def _reduce(ctx: ImportContext, kind: str, x: Value, axis, keep: bool):
     return ctx.op("squeeze", out, axis=axis) if axis is not None else reshape(ctx, out, (1,))
 
 
+# the reduction of an empty set (ONNX: the identity of the reduction; log of a zero sum)
+_EMPTY = {"sum": 0.0, "l1": 0.0, "l2": 0.0, "sumsquare": 0.0, "prod": 1.0,
+          "logsum": -np.inf, "logsumexp": -np.inf, "max": -np.inf, "min": np.inf,
+          "mean": np.nan}
+
+
+def _empty_reduction(ctx: ImportContext, kind: str, x: Value, axis, keep: bool):
+    """A constant when a reduced axis has size 0 and the result does not: it does not depend
+    on the data, and MXNet 1.x cannot bind the zero-size data of most reductions (0 reads as
+    an unknown dim: abs, square, exp of it fail; ``sum`` alone passes). None otherwise."""
+    shape = x.static_shape
+    if shape is None:
+        return None
+    axes = range(len(shape)) if axis is None else axis
+    if not any(shape[a] == 0 for a in axes):
+        return None
+    out = [1 if a in axes else d for a, d in enumerate(shape)] if keep else \
+        [d for a, d in enumerate(shape) if a not in axes]
+    dtype = np.dtype(x.dtype or np.float32)
+    value = _EMPTY[kind]
+    if 0 in out or (dtype.kind != "f" and not np.isfinite(value)):
+        return None  # an empty result (MXNet cannot hold it), or no such integer value
+    return ctx.new_param(f"{ctx.node_name}_empty", np.full(out or [1], value, dtype))
+
+
 def _reduce_handler(kind: str):
     def handler(ctx: ImportContext, x: Value, axes_in: Value | None = None, *,
                 axes: Sequence[int] | None = None, keepdims: int = 1,
@@ -54,6 +79,9 @@ def _reduce_handler(kind: str):
             return ctx.op("_copy", x.sym)
         if axis is not None and x.rank is not None and len(axis) == x.rank:
             axis = None
+        empty = _empty_reduction(ctx, kind, x, axis, bool(keepdims))
+        if empty is not None:
+            return empty
         return _reduce(ctx, kind, x, axis, bool(keepdims))
 
     handler.__name__ = f"reduce_{kind}"
