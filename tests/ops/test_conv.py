@@ -287,17 +287,19 @@ def _stride1_geometries():
 
 @pytest.mark.parametrize("geom, sp, groups, cg, fg",
                          _random_geometries(40, seed=5) + _stride1_geometries())
+@pytest.mark.parametrize("prune", [0, 1 << 30])
 @pytest.mark.parametrize("small", [0, 1 << 30])
 def test_deconv_nd_is_the_adjoint_of_the_direct_definition(geom, sp, groups, cg, fg, small,
-                                                           monkeypatch):
+                                                           prune, monkeypatch):
     # <conv(x), y> == <x, deconv(y)> (float64) on both deconv_nd paths (samples side by side
     # in one GEMM per block of one output channel, or one GEMM per sample in one-sample
-    # chunks); pruned taps included
+    # chunks); with and without dead taps pruned
     from gluonport.ops.nn import conv_kernels
 
     monkeypatch.setattr(conv_kernels, "_SMALL_IMAGE", small)
     monkeypatch.setattr(conv_kernels, "_COL_BUDGET", 1)
     monkeypatch.setattr(conv_kernels, "_TAP_BLOCK", 1)
+    monkeypatch.setattr(conv_kernels, "_PRUNE", prune)  # 0: dead taps always left out
     x = RNG.standard_normal((3, cg * groups, *sp))
     w = RNG.standard_normal((fg * groups, cg, *geom.kernel))
     y = _naive_conv(x, w, geom, groups)

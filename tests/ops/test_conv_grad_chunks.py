@@ -1,6 +1,7 @@
 """Convolution's weight gradient (one GEMM per batch chunk in ``conv_grad``) against a direct
 float64 sum over samples, output positions and taps, whole and split into one-sample chunks
-(``_COL_BUDGET`` forced to 1 byte); float64, so both agree to 1e-12 relative."""
+(``_COL_BUDGET`` forced to 1 byte), with and without dead taps pruned; float64, so both agree
+to 1e-12 relative."""
 
 from __future__ import annotations
 
@@ -39,9 +40,14 @@ def _reference(og, x, w_shape, kernel, stride, dilate, pad, groups):
     return dw
 
 
+@pytest.mark.parametrize("prune", [False, True])
 @pytest.mark.parametrize("chunked", [False, True])
 @pytest.mark.parametrize("geo", GEOMETRIES, ids=lambda g: "x".join(map(str, g[0])))
-def test_weight_gradient(geo, chunked, monkeypatch):
+def test_weight_gradient(geo, chunked, prune, monkeypatch):
+    # prune: taps that only meet padding always left out of the GEMM (else never)
+    from gluonport.ops.nn import conv_kernels
+
+    monkeypatch.setattr(conv_kernels, "_PRUNE", 0 if prune else 1 << 30)
     shape, f, kernel, stride, dilate, pad, groups = geo
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape)

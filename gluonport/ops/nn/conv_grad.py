@@ -44,6 +44,7 @@ from .conv_kernels import (
     scratch,
     side_by_side,
     to_lanes,
+    worth_pruning,
 )
 
 __all__: list[str] = []
@@ -101,16 +102,18 @@ def _correlate(a: np.ndarray, b: np.ndarray, g: Geometry, groups: int, out_sp,
     the chunk's windows of ``b`` are copied channel-and-tap-major (C*taps, size*m) into a
     scratch buffer, each copied row m contiguous values, and multiplied into ``a``'s lanes
     (F, size*m), so the contraction runs over every sample's positions at once and the result
-    is already in the weight's layout. Taps that only meet padding are zeros, not columns.
+    is already in the weight's layout. Taps that only meet padding are zeros, not columns,
+    where that saves more than scattering the rest costs (:func:`~.conv_kernels.worth_pruning`).
     ``a_lanes``: ``a``'s lanes when the caller has them (used when the batch is one chunk)."""
     n, fa = a.shape[:2]
     cb, size = b.shape[1], int(np.prod(out_sp))
     dt = np.result_type(a, b)
     live = live_taps(g, b.shape[2:], out_sp)
-    out = np.zeros((fa, cb // groups, *g.kernel), dt)
     if live is None or n == 0:
-        return out
+        return np.zeros((fa, cb // groups, *g.kernel), dt)
     kept = tuple(v.stop - v.start for v in live)
+    if not worth_pruning(int(np.prod(g.kernel)), int(np.prod(kept)), size * n):
+        live, kept = tuple(slice(0, k) for k in g.kernel), tuple(g.kernel)
     taps = int(np.prod(kept))
     step = _chunk(cb * taps * size * dt.itemsize, n)
     small = fa * cb // groups * taps * dt.itemsize <= _SMALL_RESULT
@@ -138,6 +141,7 @@ def _correlate(a: np.ndarray, b: np.ndarray, g: Geometry, groups: int, out_sp,
     acc = acc.reshape(fa, cb // groups, *kept)
     if kept == tuple(g.kernel):
         return acc
+    out = np.zeros((fa, cb // groups, *g.kernel), dt)
     out[(slice(None), slice(None)) + live] = acc
     return out
 

@@ -21,11 +21,12 @@ if TYPE_CHECKING:
 
 __all__ = ["conv_nd", "deconv_nd", "conv_out_size", "pad_input", "tap_offsets", "window_view",
            "to_lanes", "from_lanes", "lane_windows", "deconv_lanes", "side_by_side", "scratch",
-           "live_taps"]
+           "live_taps", "worth_pruning"]
 
 _COL_BUDGET = 1 << 27  # bytes of im2col buffer per batch chunk (MXNet's `workspace` role)
 _SMALL_IMAGE = 64  # output positions per sample up to which samples share one GEMM
 _TAP_BLOCK = 1 << 23  # bytes of one block of GEMM results in deconv_lanes
+_PRUNE = 100  # GEMM multiply-adds saved per strided element moved, for dropping dead taps
 _SCRATCH_MAX = 1 << 25  # bytes a scratch slot keeps between calls (larger ones are fresh)
 _SCRATCH = threading.local()
 
@@ -224,9 +225,19 @@ def live_taps(g: Geometry, in_sp: Sequence[int], out_sp: Sequence[int]
                   zip(g.kernel, g.stride, g.dilate, g.pad, out_sp, in_sp)])
 
 
+def worth_pruning(taps: int, live: int, columns: int) -> bool:
+    """Whether a GEMM with ``columns`` columns per kernel tap should leave out the taps that
+    only meet padding (``live`` of ``taps`` remain): the work saved, ``(taps - live) *
+    columns`` multiply-adds per weight row, must beat gathering or scattering the live taps'
+    strided weights (``live`` elements per row, ~``_PRUNE`` times dearer each). With few
+    columns (resnet's 1x1 and 2x2 images at batch 32) the whole kernel is cheaper."""
+    return live < taps and (taps - live) * columns > _PRUNE * live
+
+
 def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.ndarray:
     """im2col + one matmul per group: the column buffer is a single copy of the strided window
-    view of the taps that meet real input, already in the exact output size. Images of up to
+    view of the taps that meet real input (all taps where leaving some out would not pay:
+    :func:`worth_pruning`), already in the exact output size. Images of up to
     ``_SMALL_IMAGE`` output positions put all samples side by side in one GEMM (columns
     channel-and-tap-major, (C*taps, positions*N), copied from :func:`to_lanes` so each copied
     row is N contiguous values); larger ones multiply per sample."""
@@ -237,11 +248,14 @@ def _conv_general(x, w, g: Geometry, groups: int, out_sp: Sequence[int]) -> np.n
     live = live_taps(g, x.shape[2:], out_sp)
     if live is None:
         return np.zeros((n, f, *out_sp), np.result_type(x, w))
+    positions = int(np.prod(out_sp))
+    if not worth_pruning(int(np.prod(g.kernel)), int(np.prod([v.stop - v.start for v in live])),
+                         positions * n):
+        live = tuple(slice(0, k) for k in g.kernel)  # dead taps read zero padding
     taps = (slice(None), slice(None)) + live
     wk = w[taps]
     cg, t = c // groups, int(np.prod(wk.shape[2:]))
     wg = wk.reshape(groups, f // groups, cg * t)
-    positions = int(np.prod(out_sp))
     if not side_by_side(positions):
         view = window_view(pad_input(x, g), g, out_sp)[taps]
         col = np.ascontiguousarray(view).reshape(n, groups, cg * t, -1)
@@ -354,6 +368,9 @@ def deconv_lanes(xt: np.ndarray, w: np.ndarray, g: Geometry, pad: Sequence[int],
     out.fill(0)
     if live is None:
         return out
+    if not worth_pruning(int(np.prod(g.kernel)), int(np.prod([v.stop - v.start for v in live])),
+                         int(np.prod(sp)) * n):
+        live = tuple(slice(0, k) for k in g.kernel)  # dead taps: no window, skipped below
     wk = w[(slice(None), slice(None)) + live]
     t = int(np.prod(wk.shape[2:]))
     wg = wk.reshape(groups, cg, fg * t)  # (G, C/G, F/G * taps): filter-major, then tap
