@@ -17,8 +17,9 @@ cannot run this graph -- ...; the files load only in gluonport"``):
 * **zero-size tensors** (a warning that MXNet 1.9.1 *may* not run the graph): MXNet 1.x's
   legacy shapes read a 0 dim as "unknown"; most ops then refuse a zero-size graph input or
   weight ("Shape dim size cannot be a negative value -1"), a few (``sum``) pass;
-* **3-D col2im**: MXNet 1.9.1's CPU ``col2im`` fails on three spatial dims (its buffer is
-  sized for two: "TBlob.get_with_shape: ... new and old shape do not match").
+* **3-D col2im** whose channel count is not known while importing: MXNet 1.9.1's CPU
+  ``col2im`` fails on three spatial dims ("TBlob.get_with_shape: ... new and old shape do
+  not match"); with known channels the importer writes a grouped Deconvolution instead.
 """
 
 from __future__ import annotations

@@ -37,16 +37,46 @@ def col2im(ctx: ImportContext, x: Value, image_shape: Value, block_shape: Value,
     stride = int_attr_list(strides, n, 1)
     pad = int_attr_list(pads, 2 * n, 0)
     begin, end = pad[:n], pad[n:]
-    if n == 3:
+    symmetric = begin == end
+    padded = tuple(s + b + e for s, b, e in zip(size, begin, end))
+    y = _col2im_3d(ctx, x, size if symmetric else padded, kernel, stride, dil,
+                   begin if symmetric else [0] * n) if n == 3 else None
+    if y is None and n == 3:
         ctx.mxnet_cannot("MXNet 1.9.1's CPU col2im fails on three spatial dims")
-    if begin == end:
+    if y is None and symmetric:
         return ctx.op("col2im", x.sym, output_size=tuple(size), kernel=tuple(kernel),
                       stride=tuple(stride), dilate=tuple(dil), pad=tuple(begin))
-    padded = tuple(s + b + e for s, b, e in zip(size, begin, end))
-    y = ctx.op("col2im", x.sym, output_size=padded, kernel=tuple(kernel), stride=tuple(stride),
-               dilate=tuple(dil), pad=(0,) * n)
+    if symmetric:
+        return y
+    if y is None:
+        y = ctx.op("col2im", x.sym, output_size=padded, kernel=tuple(kernel),
+                   stride=tuple(stride), dilate=tuple(dil), pad=(0,) * n)
     return ctx.op("slice", y, begin=(None, None) + tuple(begin),
                   end=(None, None) + tuple(b + s for b, s in zip(begin, size)))
+
+
+def _col2im_3d(ctx: ImportContext, x: Value, size, kernel, stride, dil, pad):
+    """Col2Im on three spatial dims as a grouped Deconvolution: MXNet 1.9.1's CPU col2im
+    fails there ("TBlob.get_with_shape ... do not match"). The columns, one per kernel tap
+    and channel (channel-major), are an image of blocks; deconvolving it with a one-hot
+    kernel per tap adds each block's tap at its place -- col2im. ``adj`` covers trailing
+    positions no block reaches (zero). None when the channels are not known statically."""
+    taps = int(np.prod(kernel))
+    cols = x.shape[1] if x.shape is not None and len(x.shape) == 3 else None
+    if not isinstance(cols, int) or cols % taps:
+        return None
+    channels = cols // taps
+    span = [d * (k - 1) + 1 for d, k in zip(dil, kernel)]
+    blocks = [(s + 2 * p - e) // st + 1 for s, p, e, st in zip(size, pad, span, stride)]
+    adj = [(s + 2 * p - e) % st for s, p, e, st in zip(size, pad, span, stride)]
+    weight = np.zeros((cols, 1, *kernel), np.dtype(x.dtype or np.float32))
+    for j in range(taps):
+        weight[j::taps, 0][(slice(None), *np.unravel_index(j, kernel))] = 1
+    grid = ctx.op("reshape", x.sym, shape=(0, 0, *blocks))
+    return ctx.op("Deconvolution", grid, ctx.new_param(f"{ctx.node_name}_taps", weight),
+                  kernel=tuple(kernel), stride=tuple(stride), dilate=tuple(dil),
+                  pad=tuple(pad), adj=tuple(adj), num_filter=channels, num_group=channels,
+                  no_bias=True)
 
 
 @importer("RoiAlign", since=10)
