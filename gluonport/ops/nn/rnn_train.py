@@ -49,7 +49,7 @@ def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: 
     ys = np.empty((T, N, H), x.dtype)
     acts = np.empty((T, N, 4 * H), x.dtype)  # i, f, g, o
     cs = np.empty((T, N, H), x.dtype)
-    c0, wh_t = c, wh.T
+    c0, wh_t = c, np.ascontiguousarray(wh.T)
     for t in _steps(T, reverse):
         pre = xw[t] + h @ wh_t
         s = _sigmoid(pre)
