@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core import dtypes
+from .._core import dtypes, heap
 from .._namespace import populate
 from ..context import Context, current_context
 from ..ops.registry import OpDef
@@ -20,6 +20,8 @@ from .ndarray import NDArray, array, from_numpy, invoke
 
 __all__ = ["NDArray", "array", "from_numpy", "invoke", "zeros", "ones", "full", "empty",
            "arange", "save", "load", "concatenate", "waitall"]
+
+heap.keep_freed_memory()  # arrays' memory is recycled, not page-faulted in every step
 
 
 def _dtype(dtype: Any) -> np.dtype:
