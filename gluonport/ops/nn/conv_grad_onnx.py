@@ -80,11 +80,14 @@ def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
 #: ConvTranspose (Conv). One thread, batch 32, ConvTranspose/Conv vs GEMM ms: 512x1x1 3x3
 #: 13.8/2.2 (data), 8.1/2.4 (weight); 256x2x2 10.3/1.6, 3.7/1.9; 128x4x4 2.9/1.9, 3.5/1.8;
 #: 64x8x8 2.8/3.3, 6.3/3.3; LeNet's 20->50 5x5 on 12x12 1.8/3.4, 3.2/3.2; 3->64 7x7 s2 on
-#: 32x32 (256 positions) 2.7/26, 3.9/9.0. Whole backward graphs (CPU time, min of 15) with
-#: weight gradients as GEMMs up to 16 vs 64 positions: LeNet b32 9.9 vs 11.8 ms, resnet18_v1
-#: b32 110.3 vs 110.9 ms.
+#: 32x32 (256 positions) 2.7/26, 3.9/9.0. The transposed Conv of a weight gradient makes one
+#: skinny GEMM per input channel, as wide as the kernel has taps: with at most 9 taps the GEMM
+#: lowering wins up to 64 positions. Whole backward graphs, CPU time, min of 15-20, weight
+#: gradients as GEMMs up to 16 vs 64 positions: resnet18_v1 b32 (3x3) 99.3 vs 92.6 ms, LeNet
+#: b32 (5x5 on 8x8 outputs) 9.9 vs 11.8 ms.
 _GEMM_POSITIONS = 16
 _GEMM_POSITIONS_WEIGHT = 16
+_GEMM_POSITIONS_WEIGHT_FEW_TAPS = 64
 
 
 def _gemm_shape(g: Geometry, groups: int, n: int, c: int, f: int, x_sp, og_sp, limit: int
@@ -103,7 +106,9 @@ def _conv_onnx(ctx: LoweringContext) -> None:
     og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
     n, c, f = int(ctx.in_shapes[1][0]), int(ctx.in_shapes[1][1]), p.num_filter
     if ctx.wants(1):
-        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, _GEMM_POSITIONS_WEIGHT)
+        limit = (_GEMM_POSITIONS_WEIGHT_FEW_TAPS if int(np.prod(g.kernel)) <= 9
+                 else _GEMM_POSITIONS_WEIGHT)
+        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, limit)
         if cs is not None:
             dw = conv_gemm.weight_grad(ctx, og, conv_gemm.im2col_rows(ctx, x, cs), cs)
         else:
