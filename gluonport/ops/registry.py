@@ -516,7 +516,14 @@ def _ensure_loaded() -> None:
 
 
 def find(name: str) -> OpDef | None:
-    """The OpDef for a name or alias, or ``None``."""
+    """The OpDef for a name or alias, or ``None``.
+
+    An op already registered is returned without loading the families first, so an op file
+    that attaches a lowering to an op it just defined (``lowering("Convolution")``) can be
+    imported on its own, before the registry has loaded (no circular family import)."""
+    op = _REGISTRY.get(name)
+    if op is not None:
+        return op
     _ensure_loaded()
     op = _REGISTRY.get(name)
     if op is None and name in _ALIASES:

@@ -279,3 +279,16 @@ def test_every_op_and_alias_is_one_mxnet_1_9_1_registers():
     ours = set(OPS) | set(registry.aliases())
     extra = sorted(n for n in ours if n not in mxnet and not n.startswith("_backward_"))
     assert not extra, f"ops MXNet 1.9.1 does not register: {extra}"
+
+
+@pytest.mark.parametrize("module", ["gluonport.ops.nn.conv_grad", "gluonport.ops.nn.rnn_grad",
+                                    "gluonport.ops.nn.conv"])
+def test_an_op_file_imports_before_the_registry(module):
+    """An op file imported first (as a test module does) must not trip over its own family
+    loading half way: attaching a lowering to an op it just defined loads nothing else."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
