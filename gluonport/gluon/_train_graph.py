@@ -19,6 +19,7 @@ Both are ordinary graphs, so they run where inference runs:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,6 +83,7 @@ class _Ort:
         self.ctx = ctx
         self.names = symbol.list_inputs()
         self._runners: dict[tuple, tuple[Any, list[tuple[int, ...] | None]]] = {}
+        self._lock = threading.Lock()  # one build per signature when threads share the block
 
     def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
                  monitor: Any = None) -> list[np.ndarray]:
@@ -89,7 +91,10 @@ class _Ort:
         key = tuple((a.dtype.str, a.shape) for a in arrays)
         got = self._runners.get(key)
         if got is None:
-            got = self._runners[key] = self._build(arrays)
+            with self._lock:
+                got = self._runners.get(key)
+                if got is None:
+                    got = self._runners[key] = self._build(arrays)
         runner, shapes = got
         outs = runner.run({n: a for n, a in zip(self.names, arrays)
                            if n in runner.input_names})
