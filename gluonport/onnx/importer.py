@@ -66,6 +66,9 @@ class ImportedGraph:
     input_names: list[str]
     output_names: list[str]
     output_types: list[tuple] = field(default_factory=list)
+    #: why MXNet 1.9.1 cannot (or may not) run the graph (the import's warning), else None;
+    #: :func:`export_mxnet` marks such files ``gluonport_only``
+    mxnet_limits: str | None = None
 
 
 def _opsets(model: onnx.ModelProto) -> dict[str, int]:
@@ -388,23 +391,30 @@ def import_graph(model_file: Any, strict: bool = False, check: bool = True,
         raise ConversionError(f"{label}: the graph has no outputs")
     sym = outs[0] if len(outs) == 1 else Group(outs)
     arg, aux = _split(sym, b.ctx.params)
-    _warn_mxnet_limits(b, sym, model, {**arg, **aux}, label)
+    limits = _warn_mxnet_limits(b, sym, model, {**arg, **aux}, label)
     types = [facts.types.get(o.name, (None, None)) for o in model.graph.output]
-    return ImportedGraph(sym, arg, aux, b.inputs, [o.name for o in model.graph.output], types)
+    return ImportedGraph(sym, arg, aux, b.inputs, [o.name for o in model.graph.output], types,
+                         limits)
 
 
 def _warn_mxnet_limits(b: _Builder, sym: Symbol, model: onnx.ModelProto, params: dict,
-                       label: str) -> None:
-    """Warn when MXNet 1.9.1 itself cannot (or may not) run the graph (_import_mxlimits)."""
+                       label: str) -> str | None:
+    """Warn when MXNet 1.9.1 itself cannot (or may not) run the graph (_import_mxlimits);
+    returns the warning's text, or None."""
     used = set(sym.get_internals().list_outputs())  # values the written graph computes
     names = [n for n, s in b.env.items() if s.list_outputs()[0] in used]
     limits = b.ctx.mxnet_limits + dtype_limits(names, b.facts.types, params)
+    message = None
     if limits:
-        warnings.warn(limits_message(label, limits), stacklevel=3)
-    edges = [n for n in b.inputs if n in names] + [o.name for o in model.graph.output]
-    maybe = zero_size_limit(edges, b.facts.types, params)
-    if maybe and not limits:
-        warnings.warn(limits_message(label, [maybe], certain=False), stacklevel=3)
+        message = limits_message(label, limits)
+    else:
+        edges = [n for n in b.inputs if n in names] + [o.name for o in model.graph.output]
+        maybe = zero_size_limit(edges, b.facts.types, params)
+        if maybe:
+            message = limits_message(label, [maybe], certain=False)
+    if message:
+        warnings.warn(message, stacklevel=3)
+    return message
 
 
 def import_model(model_file: Any, strict: bool = False, restore_mxnet_ops: str = "auto"
@@ -468,12 +478,30 @@ def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = Fa
     Module-API checkpoint MXNet 1.9.1 loads with ``mx.model.load_checkpoint``);
     ``restore_mxnet_ops`` as in :func:`import_model`.
 
+    Where the import warns that MXNet 1.9.1 cannot (or may not) run the graph, the symbol
+    file is marked: its top-level ``attrs`` carry ``"gluonport_only": ["str", <the warning>]``
+    (MXNet 1.9.1 loads such a file and ignores the key; gluonport keeps it on load).
+
     Returns the two paths written.
     """
     from ..model import save_checkpoint
 
     g = import_graph(model_file, strict=strict, restore_mxnet_ops=restore_mxnet_ops)
-    save_checkpoint(os.fspath(prefix), epoch, g.sym,
-                    {k: NDArray(v) for k, v in g.arg_params.items()},
-                    {k: NDArray(v) for k, v in g.aux_params.items()})
-    return f"{prefix}-symbol.json", f"{prefix}-{epoch:04d}.params"
+    args = {k: NDArray(v) for k, v in g.arg_params.items()}
+    aux = {k: NDArray(v) for k, v in g.aux_params.items()}
+    symbol_file, params_file = f"{prefix}-symbol.json", f"{prefix}-{epoch:04d}.params"
+    if g.mxnet_limits is None:
+        save_checkpoint(os.fspath(prefix), epoch, g.sym, args, aux)
+    else:
+        from ..formats import symbol_json
+        from ..formats._atomic import atomic_group, atomic_write_text
+        from ..ndarray import save as nd_save
+        from ..symbol._graphio import symbol_to_graph
+
+        graph = symbol_to_graph(g.sym, True)
+        graph["attrs"]["gluonport_only"] = ["str", g.mxnet_limits]
+        with atomic_group():  # params first, the symbol file last (save_checkpoint's order)
+            nd_save(params_file, {**{f"arg:{k}": v for k, v in args.items()},
+                                  **{f"aux:{k}": v for k, v in aux.items()}})
+            atomic_write_text(symbol_file, symbol_json.dumps(symbol_json.from_dict(graph)))
+    return symbol_file, params_file

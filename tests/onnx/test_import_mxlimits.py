@@ -129,3 +129,34 @@ def test_plain_float32_graph_is_silent():
     m = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, [2, 3])],
                [("y", F, [2, 3])])
     assert _limits(m) == []
+
+
+def test_export_mxnet_marks_the_files_mxnet_cannot_run(tmp_path):
+    """The warned import's symbol file carries the warning as a top-level ``gluonport_only``
+    attribute (MXNet 1.9.1 loads such a file and ignores the key -- checked in the oracle);
+    gluonport loads the pair and runs it; a float32 model's file has no mark."""
+    import json
+
+    import gluonport
+    from gluonport.onnx import export_mxnet
+
+    m16 = _model([helper.make_node("Add", ["x", "y"], ["z"])], [("x", I16, [2]),
+                                                               ("y", I16, [2])],
+                 [("z", I16, [2])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sym_file, _ = export_mxnet(m16, str(tmp_path / "i16"))
+    with open(sym_file) as f:
+        mark = json.load(f)["attrs"]
+    assert mark["mxnet_version"] == ["int", 10901]
+    assert mark["gluonport_only"][0] == "str"
+    assert "MXNet 1.9.1 cannot run" in mark["gluonport_only"][1] and "int16" in mark[
+        "gluonport_only"][1]
+    model = gluonport.load(str(tmp_path / "i16"), backend="numpy")
+    x = np.array([300, -7], np.int16)
+    np.testing.assert_array_equal(model(x=x, y=x), x + x)
+    m32 = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, [2, 3])],
+                 [("y", F, [2, 3])])
+    sym_file, _ = export_mxnet(m32, str(tmp_path / "f32"))
+    with open(sym_file) as f:
+        assert "gluonport_only" not in json.load(f)["attrs"]

@@ -32,14 +32,15 @@ Outcomes: ``ok``; ``mismatch`` / ``shape`` / ``dtype`` (ran, different result); 
 ``bind`` / ``run`` (an MXNet error at that step); ``crash`` (the process died); ``timeout``;
 ``write`` (gluonport could not import it here, reported by ``write``).
 
-Outcome with onnx 1.23.2 (1,855 included tests): 1,758 load and match in MXNet 1.9.1 (1,740
-before the importer fixes this script prompted -- Tile over 3+ axes, Slice of rank > 5,
+Outcome with onnx 1.23.2 (1,858 included tests): 1,761 load and match in MXNet 1.9.1 (1,740
+of 1,855 before the importer fixes this script prompted -- Tile over 3+ axes, Slice of rank > 5,
 DeformConv with num_filter not divisible by offset_group, Softplus/Mish via log1p, reductions
 over an empty axis as constants, 3-D Col2Im as a Deconvolution: gluonport/onnx/importers/).
 The other 97 are graphs MXNet 1.9.1 itself cannot compute, and the importer warns on each
 ("MXNet 1.9.1 cannot run this graph -- ...; the files load only in gluonport", or "may not
 run" for zero-size tensors: gluonport/onnx/_import_mxlimits.py); ``check`` exits 1 only on a
-failure the importer did not warn about. By category, with MXNet 1.9.1's error:
+failure the importer did not warn about; ``export_mxnet`` marks each such symbol file with a
+top-level ``"gluonport_only"`` attribute holding the warning. By category, with MXNet 1.9.1's error:
 
 * int16 / uint16 / uint32 / uint64 tensors, 76 tests (Add/Sub/Mul/Div/Mod/Pow/Max/Min,
   comparisons, Bitwise*, BitShift, BitCast, DequantizeLinear, TopK on those types): MXNet
