@@ -480,7 +480,8 @@ def export_mxnet(model_file: Any, prefix: str, epoch: int = 0, strict: bool = Fa
 
     Where the import warns that MXNet 1.9.1 cannot (or may not) run the graph, the symbol
     file is marked: its top-level ``attrs`` carry ``"gluonport_only": ["str", <the warning>]``
-    (MXNet 1.9.1 loads such a file and ignores the key; gluonport keeps it on load).
+    (MXNet 1.9.1 and gluonport load such a file and ignore the key; a re-save drops it, as
+    MXNet drops unknown graph attributes).
 
     Returns the two paths written.
     """
