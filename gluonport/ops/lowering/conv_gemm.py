@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import LoweringContext
+from .window import pad as window_pad
 
 __all__ = ["ConvShape", "conv_shape", "im2col_rows", "weight_rows", "grad_rows", "forward",
            "weight_grad", "data_grad"]
@@ -108,18 +109,7 @@ def conv_shape(n: int, c: int, f: int, in_sp: Sequence[int], out_sp: Sequence[in
 def _spatial_pad(ctx: LoweringContext, x: str, before: Sequence[int], after: Sequence[int]
                  ) -> str:
     """Zero-pad (positive) or crop (negative) the spatial axes 1..nd of a (N, *S, C) tensor."""
-    nd = len(before)
-    grow_b, grow_a = [max(b, 0) for b in before], [max(a, 0) for a in after]
-    if any(grow_b) or any(grow_a):
-        x = ctx.make("Pad", [x, ctx.ints([0, *grow_b, 0, 0, *grow_a, 0], "pads")],
-                     mode="constant")
-    if min(*before, *after) < 0:
-        big = np.iinfo(np.int64).max
-        starts = [max(-b, 0) for b in before]
-        ends = [a if a < 0 else big for a in after]
-        x = ctx.make("Slice", [x, ctx.ints(starts, "starts"), ctx.ints(ends, "ends"),
-                               ctx.ints(range(1, 1 + nd), "axes")])
-    return x
+    return window_pad(ctx, x, before, after, first=1)
 
 
 def _rows(ctx: LoweringContext, y: str, nd: int, width: int) -> str:

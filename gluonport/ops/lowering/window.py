@@ -84,12 +84,15 @@ def to_first(ctx: LoweringContext, x: str, rank: int, channels_last: bool) -> st
 
 # --- windows ----------------------------------------------------------------------------------
 def pad(ctx: LoweringContext, x: str, before: Sequence[int], after: Sequence[int],
-        value=None) -> str:
-    """Constant-pad the spatial axes (2, 3, ...) of ``x``; a negative amount crops (``Slice``)."""
+        value=None, first: int = 2) -> str:
+    """Constant-pad the spatial axes of ``x`` -- axes 2, 3, ... of (N, C, *S), or with
+    ``first=1`` axes 1, 2, ... of a channels-last (N, *S, C) tensor; a negative amount crops
+    (``Slice``)."""
     nd = len(before)
     grow_b, grow_a = [max(b, 0) for b in before], [max(a, 0) for a in after]
     if any(grow_b) or any(grow_a):
-        ins = [x, ctx.ints([0, 0, *grow_b, 0, 0, *grow_a], "pads")]
+        lead, trail = [0] * first, [0] * (2 - first)
+        ins = [x, ctx.ints([*lead, *grow_b, *trail, *lead, *grow_a, *trail], "pads")]
         if value is not None:
             ins.append(ctx.const(value, "pad_value"))
         x = ctx.make("Pad", ins, mode="constant")
@@ -98,7 +101,7 @@ def pad(ctx: LoweringContext, x: str, before: Sequence[int], after: Sequence[int
         starts = [max(-b, 0) for b in before]
         ends = [a if a < 0 else big for a in after]
         x = ctx.make("Slice", [x, ctx.ints(starts, "starts"), ctx.ints(ends, "ends"),
-                               ctx.ints(range(2, 2 + nd), "axes")])
+                               ctx.ints(range(first, first + nd), "axes")])
     return x
 
 
