@@ -99,29 +99,32 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} (1-minute average)")
-    with tempfile.TemporaryDirectory() as d:
-        print("\n| MLP file MB | read ms | onnx.load ms | import_model ms | import / read "
-              "| import ms/MB | export_mxnet ms |")
-        print("|---|---|---|---|---|---|---|")
-        for mb in (float(s) for s in args.sizes.split(",")):
-            path = os.path.join(d, f"mlp{mb:g}.onnx")
-            onnx.save(mlp_model(mb), path)
-            r = measure(path, os.path.join(d, "out"), args.repeat)
-            print(f"| {r['MB']:.1f} | {r['read'] * 1e3:.1f} | {r['onnx.load'] * 1e3:.1f} | "
-                  f"{r['import_model'] * 1e3:.1f} | {r['import_model'] / r['read']:.1f}x | "
-                  f"{r['import_model'] * 1e3 / r['MB']:.2f} | {r['export_mxnet'] * 1e3:.1f} |")
-            os.remove(path)
-        print("\n| chain nodes | file KB | onnx.load ms | import_model ms | import us/node "
-              "| export_mxnet ms |")
-        print("|---|---|---|---|---|---|")
-        for n in (int(s) for s in args.nodes.split(",")):
-            path = os.path.join(d, f"chain{n}.onnx")
-            onnx.save(chain_model(n), path)
-            r = measure(path, os.path.join(d, "out"), args.repeat)
-            print(f"| {n} | {r['MB'] * 1024:.0f} | {r['onnx.load'] * 1e3:.1f} | "
-                  f"{r['import_model'] * 1e3:.1f} | {r['import_model'] * 1e6 / n:.1f} | "
-                  f"{r['export_mxnet'] * 1e3:.1f} |")
+    mlp_cols = ("| MLP file MB | read ms | onnx.load ms | import_model ms | import / read "
+                "| import ms/MB | export_mxnet ms |")
+    chain_cols = ("| chain nodes | file KB | onnx.load ms | import_model ms | import us/node "
+                  "| export_mxnet ms |")
 
+    def mlp_row(mb: float, r: dict) -> str:
+        return (f"| {r['MB']:.1f} | {r['read'] * 1e3:.1f} | {r['onnx.load'] * 1e3:.1f} | "
+                f"{r['import_model'] * 1e3:.1f} | {r['import_model'] / r['read']:.1f}x | "
+                f"{r['import_model'] * 1e3 / r['MB']:.2f} | {r['export_mxnet'] * 1e3:.1f} |")
+
+    def chain_row(n: int, r: dict) -> str:
+        return (f"| {n} | {r['MB'] * 1024:.0f} | {r['onnx.load'] * 1e3:.1f} | "
+                f"{r['import_model'] * 1e3:.1f} | {r['import_model'] * 1e6 / n:.1f} | "
+                f"{r['export_mxnet'] * 1e3:.1f} |")
+
+    with tempfile.TemporaryDirectory() as d:
+        for cols, sizes, make, row in (
+                (mlp_cols, [float(v) for v in args.sizes.split(",")], mlp_model, mlp_row),
+                (chain_cols, [int(v) for v in args.nodes.split(",")], chain_model, chain_row)):
+            print("\n" + cols)
+            print("|---" * (cols.count("|") - 1) + "|")
+            for size in sizes:
+                path = os.path.join(d, "model.onnx")
+                onnx.save(make(size), path)
+                print(row(size, measure(path, os.path.join(d, "out"), args.repeat)))
+                os.remove(path)
 
 if __name__ == "__main__":
     main()
