@@ -19,7 +19,7 @@ from .tensor import indexing, init  # noqa: F401
 from .math import linalg  # noqa: F401
 from .vision import multibox  # noqa: F401
 from .nn import dense  # noqa: F401
-from .nn import norm, norm_grad  # noqa: F401
+from .nn import norm, norm_grad, norm_train  # noqa: F401
 from .optimizer import update, multi  # noqa: F401
 from .nn import output, output_grad, pool  # noqa: F401
 from . import random  # noqa: F401

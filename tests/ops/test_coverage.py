@@ -271,8 +271,9 @@ def test_every_op_and_alias_is_one_mxnet_1_9_1_registers():
     1.9.1 has (``tests/golden/ops/mxnet_op_names.json``, from the oracle's registry), so an
     imported model never needs a 'gluonport-only' mark: where ONNX has no MXNet 1.9.1
     expression the importer refuses the node instead of inventing an op. ``_backward_*``
-    kernels (the backward kernels, and ``_backward_RNN_lstm_forward``, the LSTM training
-    forward that keeps their reserve) live only in training-step graphs, which are never
+    kernels (the backward kernels, and the training forwards that carry their own gradient:
+    ``_backward_RNN_lstm_forward``, which keeps the LSTM's reserve, and
+    ``_backward_BatchNorm_train_forward``) live only in training-step graphs, which are never
     written as MXNet files."""
     with open(os.path.join(os.path.dirname(__file__), "..", "golden", "ops",
                            "mxnet_op_names.json")) as f:

@@ -9,7 +9,8 @@ compute, shape and type rules, ONNX lowering):
 * :mod:`.resize`: AdaptiveAvgPooling2D, BilinearResize2D, Pad, Crop;
 * :mod:`.norm`: BatchNorm (and SyncBatchNorm, BatchNormWithReLU), LayerNorm, InstanceNorm,
   GroupNorm, L2Normalization, LRN (their backward kernels, which also update BatchNorm's
-  moving statistics, in :mod:`.norm_grad`);
+  moving statistics, in :mod:`.norm_grad`; :mod:`.norm_train`: BatchNorm's training forward as
+  one node with its own backward kernel, for training graphs on onnxruntime);
 * :mod:`.output`: the legacy output heads (SoftmaxOutput, ...) and CTCLoss (their loss
   backward kernels in :mod:`.output_grad`);
 * :mod:`.sequence`: SequenceMask, SequenceReverse, SequenceLast (and SequenceLast's backward);
