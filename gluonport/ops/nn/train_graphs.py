@@ -2,17 +2,18 @@
 backends whose kernels have inference semantics only (ONNX): a hybridized block's training step
 on onnxruntime expands these nodes (``gluonport/symbol/_expand.py``).
 
-* ``BatchNorm`` / ``_contrib_SyncBatchNorm``: the batch mean and biased variance over every
-  axis but the channel axis (``mean(..., exclude=True)``), ``(x - mean) * (rsqrt(var + eps) *
-  gamma) + beta`` (gamma is 1 with ``fix_gamma``), hidden outputs as the kernels give them
+* ``BatchNorm`` / ``_contrib_SyncBatchNorm``: one ``_backward_BatchNorm_train_forward`` node
+  (:mod:`.norm_train`: the batch mean and biased variance over every axis but the channel
+  axis, ``(x - mean) * rsqrt(var + eps) * gamma + beta``, gamma 1 with ``fix_gamma``; its own
+  gradient rule calls one backward kernel), hidden outputs as the kernels give them
   (BatchNorm: mean and 1/sqrt(var + eps); SyncBatchNorm: mean and var), and the new moving
   statistics ``moving * momentum + batch * (1 - momentum)``, which the runner writes when the
   backward pass runs (MXNet's backward kernel updates them). ``use_global_stats``: as inference.
 * ``Dropout`` (``axes`` empty): a uniform draw per element kept below ``1 - p``, scaled by
   ``1 / (1 - p)``; the draws are onnxruntime's, not numpy's.
 
-Gradients then come from the elementary ops' own rules, and equal the fused kernels' to
-float32 rounding (``tests/autograd/test_train_expand.py``).
+Gradients then come from these ops' own rules, and equal the fused kernels' to float32
+rounding (``tests/autograd/test_train_expand.py``).
 """
 
 from __future__ import annotations
@@ -31,16 +32,12 @@ def batchnorm_train_graph(axis_of: Any, plain_var: bool):
         if p.use_global_stats:
             return None  # trains as it infers
         x, gamma, beta, mm, mv = inputs
-        ax = axis_of(p)
-        mean_k = F.mean(x, axis=ax, exclude=True, keepdims=True)
-        xc = F.broadcast_sub(x, mean_k)
-        var_k = F.mean(F.square(xc), axis=ax, exclude=True, keepdims=True)
-        inv_k = F.rsqrt(F._internal._plus_scalar(var_k, scalar=p.eps))
-        # gamma folds into the per-channel scale: one full-size product (and its gradient's
-        # product and reduction) fewer than (xc * inv) * gamma
-        scale_k = inv_k if p.fix_gamma else F.broadcast_mul(inv_k, F.reshape_like(gamma, mean_k))
-        y = F.broadcast_add(F.broadcast_mul(xc, scale_k), F.reshape_like(beta, mean_k))
-        mean, var, inv = (F.reshape_like(t, mm) for t in (mean_k, var_k, inv_k))
+        # one node with its own gradient rule (MXNet's backward-kernel form, about eight
+        # full-size passes) instead of elementary ops differentiated one by one (about fifteen)
+        bn = F._internal._backward_BatchNorm_train_forward(
+            x, gamma, beta, eps=p.eps, fix_gamma=p.fix_gamma, axis=axis_of(p))
+        y, mean, var = bn[0], bn[1], bn[2]
+        inv = None if plain_var else F.rsqrt(F._internal._plus_scalar(var, scalar=p.eps))
         keep = 1.0 - p.momentum
 
         def moving(old: Any, batch: Any) -> Any:
