@@ -148,6 +148,20 @@ def _chan(ctx: LoweringContext, v: str, rank: int, ax: int) -> str:
     return ctx.make("Reshape", [v, ctx.ints([-1] + [1] * trailing, "chan")]) if trailing else v
 
 
+def _affine(ctx: LoweringContext, x: str, scale: str | None, shift: str, rank: int, ax: int,
+            c: int, dt: np.dtype) -> str:
+    """``x * scale + shift`` per channel (``scale`` None: 1): with the channel on axis 1, one
+    BatchNormalization node with statistics 0 and 1 and epsilon 0 (one pass; onnxruntime's
+    broadcasting Mul/Add/Sub along axis 1 are slower), else broadcasting ops."""
+    if ax == 1:
+        ones = ctx.const(np.ones(c, dt), "ones")
+        zeros = ctx.const(np.zeros(c, dt), "zeros")
+        return ctx.make("BatchNormalization", [x, ones if scale is None else scale, shift,
+                                               zeros, ones], epsilon=0.0)
+    y = x if scale is None else ctx.make("Mul", [x, _chan(ctx, scale, rank, ax)])
+    return ctx.make("Add", [y, _chan(ctx, shift, rank, ax)])
+
+
 def _as(ctx: LoweringContext, t: str, have, want) -> str:
     return t if np.dtype(have) == np.dtype(want) else ctx.cast_to(t, want)
 
@@ -163,12 +177,14 @@ def _onnx_forward(ctx: LoweringContext) -> None:
     x = ctx.inputs[0]
     gamma, beta = (_as(ctx, t, d, dt) for t, d in zip(ctx.inputs[1:3], ctx.in_dtypes[1:3]))
     mean_k = onnx_reduce(ctx, "ReduceMean", x, axes, keepdims=True)
-    xc = ctx.make("Sub", [x, mean_k])
+    flat = ctx.ints([-1], "flat")
+    c = int(ctx.in_shapes[0][ax])
+    xc = (_affine(ctx, x, None, ctx.make("Neg", [ctx.make("Reshape", [mean_k, flat])]), rank,
+                  ax, c, dt) if ax == 1 else ctx.make("Sub", [x, mean_k]))
     shape = ctx.in_shapes[0]
     n = int(np.prod(shape, dtype=np.int64)) // max(int(shape[ax]), 1)
     var_k = ctx.make("Mul", [onnx_reduce(ctx, "ReduceSumSquare", xc, axes, keepdims=True),
                              ctx.const(dt.type(1.0 / max(n, 1)), "inv_n")])
-    flat = ctx.ints([-1], "flat")
     mean = ctx.make("Reshape", [mean_k, flat], outputs=[ctx.outputs[1]])
     var = ctx.make("Reshape", [var_k, flat], outputs=[ctx.outputs[2]])
     if p.fix_gamma:
@@ -186,7 +202,8 @@ def _onnx_forward(ctx: LoweringContext) -> None:
 @lowering("_backward_BatchNorm_train")
 def _onnx_backward(ctx: LoweringContext) -> None:
     """MXNet's backward-kernel form: two per-channel sums (``dy``, ``dy * (x - mean)``), then
-    ``dx = dy * iw - (x - mean) * (dot * invstd**2 / n * iw) - sum(dy) / n * iw``."""
+    ``dx = dy * iw - (x - mean) * (dot * invstd**2 / n * iw) - sum(dy) / n * iw``; the
+    per-channel affine maps as BatchNormalization nodes (:func:`_affine`)."""
     p = ctx.params
     shape = ctx.in_shapes[1]
     rank = len(shape)
@@ -195,21 +212,25 @@ def _onnx_backward(ctx: LoweringContext) -> None:
     n = int(np.prod(shape, dtype=np.int64)) // max(int(shape[ax]), 1)
     og, x, gamma, mean, var = (_as(ctx, t, d, dt) for t, d in zip(ctx.inputs, ctx.in_dtypes))
 
-    def chan(v: str) -> str:
-        return _chan(ctx, v, rank, ax)
+    c = int(shape[ax])
+
+    def affine(t: str, scale: str | None, shift: str) -> str:
+        return _affine(ctx, t, scale, shift, rank, ax, c, dt)
 
     invstd = ctx.make("Reciprocal", [ctx.make("Sqrt", [ctx.make(
         "Add", [var, ctx.const(dt.type(p.eps), "eps")])])])
     iw = invstd if p.fix_gamma else ctx.make("Mul", [invstd, gamma])
-    xc = ctx.make("Sub", [x, chan(mean)])
+    xc = affine(x, None, ctx.make("Neg", [mean]))
     sum_dy = onnx_reduce(ctx, "ReduceSum", og, axes, keepdims=False)
     dot = onnx_reduce(ctx, "ReduceSum", ctx.make("Mul", [og, xc]), axes, keepdims=False)
     inv_n = ctx.const(dt.type(1.0 / max(n, 1)), "inv_n")
     k = ctx.make("Mul", [ctx.make("Mul", [ctx.make("Mul", [dot, invstd]), invstd]), inv_n])
     c1 = ctx.make("Mul", [k, iw])
     c2 = ctx.make("Mul", [ctx.make("Mul", [sum_dy, inv_n]), iw])
-    dx = ctx.make("Sub", [ctx.make("Mul", [og, chan(iw)]), ctx.make("Mul", [xc, chan(c1)])])
-    ctx.make("Sub", [dx, chan(c2)], outputs=[ctx.outputs[0]])
+    # dx = (dy * iw - c2) - xc * c1: two per-channel affine maps and one same-shape Sub
+    zero = ctx.const(np.zeros(c, dt), "zeros")
+    ctx.make("Sub", [affine(og, iw, ctx.make("Neg", [c2])), affine(xc, c1, zero)],
+             outputs=[ctx.outputs[0]])
     pd = ctx.in_dtypes[2]
     if ctx.wants(1):
         dgamma = ctx.make("Mul", [dot, invstd if not p.fix_gamma else ctx.const(
