@@ -1,5 +1,6 @@
 """Nested lists of arrays or symbols flattened to one list and regrouped (MXNet's
-``_flatten``/``_regroup``, which ``HybridBlock`` and the control-flow front ends each use).
+``_flatten``/``_regroup``, which ``HybridBlock`` and the control-flow front ends each use), and
+the control-flow front ends' conversion of a loop bound or predicate to a Python value.
 
 A *format* records the structure: ``0`` a single leaf, ``n > 0`` a leaf that stands for ``n``
 items (a grouped Symbol), ``-1`` a ``None`` leaf (an optional input), a list of formats a
@@ -11,7 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-__all__ = ["flatten", "regroup"]
+from ..errors import ArgumentError
+
+__all__ = ["flatten", "regroup", "python_scalar"]
+
+
+def python_scalar(value: Any, type_: type, what: str) -> Any:
+    """``value`` (a Python number or a one-element array) as ``type_``; MXNet's
+    ``_to_python_scalar`` and its message when it cannot be converted."""
+    if hasattr(value, "asscalar"):
+        value = value.asscalar()
+    try:
+        return type_(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"Cannot convert {what} to python {type_.__name__}") from None
 
 
 def flatten(args: Any, leaf: Callable[[Any], tuple[list, int] | None],

@@ -28,15 +28,6 @@ def _flatten(args: Any, what: str) -> tuple[list[NDArray], Any]:
 _regroup = nested.regroup
 
 
-def _python_scalar(value: Any, type_: type, what: str) -> Any:
-    if hasattr(value, "asscalar"):
-        value = value.asscalar()
-    try:
-        return type_(value)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"Cannot convert {what} to python {type_.__name__}") from None
-
-
 def foreach(body: Callable, data: Any, init_states: Any) -> tuple:
     """Run ``body`` on each slice of ``data`` along axis 0 (MXNet's ``nd.contrib.foreach``).
 
@@ -78,7 +69,7 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any,
 
     if max_iterations is None:
         raise ArgumentError("max_iterations should be specified")
-    max_iterations = _python_scalar(max_iterations, int, "max_iteration")
+    max_iterations = nested.python_scalar(max_iterations, int, "max_iteration")
     if isinstance(loop_vars, NDArray):
         single, loop_vars = True, [loop_vars]
     else:
@@ -88,7 +79,7 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any,
     steps = 0
     outputs: list[list[NDArray]] = []
     out_fmt: Any = None
-    while steps < max_iterations and _python_scalar(cond(*loop_vars), bool,
+    while steps < max_iterations and nested.python_scalar(cond(*loop_vars), bool,
                                                     "Return value of cond"):
         step_output, new_vars = func(*loop_vars)
         step_output = [] if step_output is None else step_output
@@ -124,6 +115,6 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any,
 def cond(pred: Any, then_func: Callable, else_func: Callable) -> Any:
     """MXNet's ``nd.contrib.cond``: ``then_func()`` if the scalar ``pred`` is true, else
     ``else_func()``."""
-    if _python_scalar(pred, bool, "pred"):
+    if nested.python_scalar(pred, bool, "pred"):
         return then_func()
     return else_func()

@@ -257,7 +257,7 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: A
     flat_vars, var_fmt = _flatten(loop_vars, "while loop_vars")
     if max_iterations is None:
         raise ArgumentError("max_iterations should be specified")
-    max_iterations = _python_scalar(max_iterations, int, "max_iteration")
+    max_iterations = nested.python_scalar(max_iterations, int, "max_iteration")
     if len(flat_vars) == 0:
         raise ArgumentError("loop_vars should contain at least one element")
 
@@ -327,15 +327,6 @@ def _pick(name: str, first: dict, cut: dict, graph_inputs: dict) -> Symbol:
         if name in table:
             return table[name]
     return _copy_var(graph_inputs[name])
-
-
-def _python_scalar(value: Any, type_: type, what: str) -> Any:
-    if hasattr(value, "asscalar"):
-        value = value.asscalar()
-    try:
-        return type_(value)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"Cannot convert {what} to python {type_.__name__}") from None
 
 
 def cond(pred: Symbol, then_func: Callable, else_func: Callable, name: str = "cond") -> Any:
