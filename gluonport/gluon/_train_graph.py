@@ -18,6 +18,8 @@ Both are ordinary graphs, so they run where inference runs:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -42,7 +44,9 @@ class _Numpy:
         self.names = set(self.plan.var_slots)
 
     def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
-                 monitor: Any = None) -> list[np.ndarray]:
+                 monitor: Any = None, into: Mapping[int, np.ndarray] | None = None
+                 ) -> list[np.ndarray]:
+        """The graph's outputs (``into`` is ignored: the caller copies)."""
         return self.plan.run({k: v for k, v in feed.items() if k in self.names},
                              is_train=training, monitor=monitor)
 
@@ -83,10 +87,15 @@ class _Ort:
         self.ctx = ctx
         self.names = symbol.list_inputs()
         self._runners: dict[tuple, tuple[Any, list[tuple[int, ...] | None]]] = {}
+        self._raw: dict[tuple, list[tuple[np.dtype, tuple[int, ...]]]] = {}
         self._lock = threading.Lock()  # one build per signature when threads share the block
 
     def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
-                 monitor: Any = None) -> list[np.ndarray]:
+                 monitor: Any = None, into: Mapping[int, np.ndarray] | None = None
+                 ) -> list[np.ndarray]:
+        """The graph's outputs; output ``i`` is written straight into ``into[i]`` where that
+        array suits (the output's shape and dtype, C-contiguous, writeable, no memory shared
+        with an input), which the list then holds; else it is a fresh array."""
         arrays = [np.ascontiguousarray(feed[n]) for n in self.names]
         key = tuple((a.dtype.str, a.shape) for a in arrays)
         got = self._runners.get(key)
@@ -96,9 +105,14 @@ class _Ort:
                 if got is None:
                     got = self._runners[key] = self._build(arrays)
         runner, shapes = got
-        outs = runner.run({n: a for n, a in zip(self.names, arrays)
-                           if n in runner.input_names})
-        return [o if s is None else o.reshape(s) for o, s in zip(outs, shapes)]
+        inputs = {n: a for n, a in zip(self.names, arrays) if n in runner.input_names}
+        raw = self._raw.get(key)
+        bound = _bindable(into, raw, shapes, arrays) if into and raw is not None else {}
+        outs = runner.run_into(inputs, bound)
+        if raw is None:  # what each output is as onnxruntime makes it, for binding later
+            self._raw[key] = [(o.dtype, o.shape) for o in outs]
+        return [into[i] if i in bound else o if s is None else o.reshape(s)  # type: ignore
+                for i, (o, s) in enumerate(zip(outs, shapes))]
 
     def _build(self, arrays: Sequence[np.ndarray]) -> tuple[Any, list[tuple[int, ...] | None]]:
         from ..onnx import export_symbol
@@ -111,6 +125,30 @@ class _Ort:
                               {n: a.dtype for n, a in zip(self.names, arrays)})
         reshapes = _return_unreshaped(model)
         return OrtRunner(model, self.ctx, _train_options()), reshapes
+
+
+def _bindable(into: Mapping[int, np.ndarray], raw: Sequence[tuple[np.dtype, tuple[int, ...]]],
+              shapes: Sequence[tuple[int, ...] | None], inputs: Sequence[np.ndarray]
+              ) -> dict[int, np.ndarray]:
+    """The ``into`` arrays onnxruntime can write outputs into, as views of the output's own
+    shape (``raw``: dtype and shape of each output as onnxruntime makes it; ``shapes``: the
+    shape it is given back with)."""
+    spans = sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in inputs if a.nbytes)
+    starts = [s for s, _ in spans]
+    ends = list(itertools.accumulate((e for _, e in spans), max))
+    bound = {}
+    for i, dest in into.items():
+        dtype, shape = raw[i]
+        want = shapes[i] if shapes[i] is not None else shape
+        if (dest.dtype != dtype or dest.shape != tuple(want) or not dest.flags.c_contiguous
+                or not dest.flags.writeable or not dest.nbytes):
+            continue
+        lo = dest.ctypes.data
+        k = bisect.bisect_left(starts, lo + dest.nbytes)  # inputs starting before dest's end
+        if k and ends[k - 1] > lo:  # one of them ends after dest's start: they overlap
+            continue
+        bound[i] = dest.reshape(shape)
+    return bound
 
 
 _RESHAPING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
@@ -210,8 +248,11 @@ class TrainGraphs:
         return list(values[:n]), saved
 
     def backward(self, feed: Mapping[str, np.ndarray], saved: Mapping[str, np.ndarray],
-                 ograds: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        """The gradients of ``wrt`` (``None`` where nothing flows)."""
+                 ograds: Sequence[np.ndarray],
+                 into: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray | None]:
+        """The gradients of ``wrt`` (``None`` where nothing flows). ``into[i]``, where given,
+        is an array the gradient of ``wrt[i]`` may be written into (a gradient buffer): the
+        returned list then holds that very array, else a fresh one."""
         for name in self.updates:  # MXNet's backward kernel updates the moving statistics
             np.copyto(feed[name], saved["_aux:" + name], casting="unsafe")
         if self._bwd is None:
@@ -219,5 +260,10 @@ class TrainGraphs:
         bfeed = {**feed, **saved}
         for name in self.bg.ograds:
             bfeed[name] = ograds[int(name.rpartition(":")[2])]
-        got = iter(self._bwd(bfeed, True))
+        dests: dict[int, np.ndarray] = {}
+        if into is not None:
+            slots = itertools.accumulate(self.bg.grad_of, initial=0)
+            dests = {k: d for k, d, has in zip(slots, into, self.bg.grad_of)
+                     if has and d is not None}
+        got = iter(self._bwd(bfeed, True, into=dests))
         return [next(got) if has else None for has in self.bg.grad_of]

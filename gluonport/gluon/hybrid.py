@@ -147,11 +147,11 @@ class CachedGraph:
         values, saved = graphs.forward(feed, training, monitor)
         outs = [NDArray(np.asarray(o), ctx) for o in values]
 
-        def backward(ograds: list[NDArray]) -> list[NDArray | None]:
-            got = graphs.backward(feed, saved, [g._data for g in ograds])
+        def backward(ograds: list[NDArray], into: list | None = None) -> list[NDArray | None]:
+            got = graphs.backward(feed, saved, [g._data for g in ograds], into)
             return [None if g is None else NDArray(np.asarray(g), ctx) for g in got]
 
-        _tape.record_function(tracked, outs, backward, "CachedOp")
+        _tape.record_function(tracked, outs, backward, "CachedOp", takes_into=True)
         return outs
 
     def _feed(self, data: list[NDArray], ctx: Context) -> dict[str, np.ndarray]:

@@ -75,10 +75,11 @@ class Node:
     """
 
     __slots__ = ("op", "params", "inputs", "outputs", "parents", "train", "backward_fn",
-                 "freed", "name", "sym_name", "const_names", "attrs")
+                 "freed", "name", "sym_name", "const_names", "attrs", "takes_into")
 
     def __init__(self, op: Any, params: Any, inputs: list, outputs: list, train: bool,
-                 backward_fn: Callable[[list], list] | None = None, name: str = ""):
+                 backward_fn: Callable[..., list] | None = None, name: str = "",
+                 takes_into: bool = False):
         self.op = op
         self.params = params
         self.inputs = inputs
@@ -92,6 +93,7 @@ class Node:
         self.const_names = {i: f"null{next(_VAR_IDS)}" for i, p in enumerate(self.parents)
                             if p is None}
         self.attrs: dict[str, str] | None = None  # the call's attribute strings (record_op)
+        self.takes_into = takes_into  # backward_fn(ograds, into): may write into grad buffers
 
     def free(self) -> None:
         """Drop the saved arrays (MXNet frees a graph after a backward pass without
@@ -124,15 +126,23 @@ def record_op(op: Any, params: Any, inputs: Sequence[Any], outputs: list, train:
 
 
 def record_function(inputs: Sequence[Any], outputs: Sequence[Any],
-                    backward_fn: Callable[[list], list], name: str) -> bool:
+                    backward_fn: Callable[..., list], name: str, takes_into: bool = False
+                    ) -> bool:
     """Record a node with its own backward (``autograd.Function``, a cached graph); returns
-    whether it was recorded (recording on and some input in a graph)."""
+    whether it was recorded (recording on and some input in a graph).
+
+    ``takes_into``: ``backward_fn(ograds, into)`` accepts, per input, ``None`` or the numpy
+    gradient buffer that input's gradient is going to be written to (a variable with
+    ``grad_req='write'`` that no other node or head gives a gradient to); it may write the
+    gradient there and return it as an NDArray whose ``_data`` is that buffer, which then
+    needs no copy.
+    """
     if not recording.is_recording():
         return False
     if not any(getattr(x, "_ag", None) is not None for x in inputs):
         return False
     node = Node(None, None, list(inputs), list(outputs), recording.is_training(), backward_fn,
-                name)
+                name, takes_into)
     for i, y in enumerate(outputs):
         y._ag = (node, i)
     return True
@@ -178,9 +188,34 @@ def _add(a: Any, b: Any) -> Any:
     return invoke("elemwise_add", (a, b))
 
 
-def _gradients_of(node: Node, ograds: list, F: Any) -> list:
+def _sole_gradients(order: list[Node], entries: list) -> set[int]:
+    """ids of the variables that exactly one input of one node gives a gradient to."""
+    seen: dict[int, int] = {}
+    for entry in entries:
+        if isinstance(entry[0], Variable):
+            seen[id(entry[0])] = 2  # a head: its head gradient is summed in
+    for node in order:
+        for p in node.parents:
+            if p is not None and isinstance(p[0], Variable):
+                seen[id(p[0])] = seen.get(id(p[0]), 0) + 1
+    return {k for k, n in seen.items() if n == 1}
+
+
+def _buffer_for(parent: tuple | None, x: Any, sole: set[int]) -> np.ndarray | None:
+    """The gradient buffer a node's backward may write input ``x``'s gradient into."""
+    if parent is None or not isinstance(parent[0], Variable) or id(parent[0]) not in sole:
+        return None
+    var = parent[0]
+    if var.req != "write" or var.grad is None:
+        return None
+    buf = var.grad._data
+    return buf if buf.dtype == x._data.dtype and buf.shape == x._data.shape else None
+
+
+def _gradients_of(node: Node, ograds: list, F: Any, into: list | None = None) -> list:
     if node.backward_fn is not None:
-        grads = list(node.backward_fn(ograds))
+        grads = list(node.backward_fn(ograds) if into is None
+                     else node.backward_fn(ograds, into))
     else:
         op = node.op
         if op.gradient is None:
@@ -249,14 +284,20 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any | None],
                 raise GluonportError(f"autograd.backward: head gradient of shape {hg.shape} for "
                                      f"a head of shape {h.shape}")
             give(entry, hg)
+        sole = None
+        if variables is None and not create_graph and any(n.takes_into for n in order):
+            sole = _sole_gradients(order, entries)
         for node in reversed(order):
             ograds = [pending.pop((id(node), i), None) for i in range(len(node.outputs))]
             if all(g is None for g in ograds):
                 continue
             ograds = [NDArray(np.zeros_like(y._data), y.context) if g is None else g
                       for g, y in zip(ograds, node.outputs)]
+            into = None
+            if sole is not None and node.takes_into:
+                into = [_buffer_for(p, x, sole) for p, x in zip(node.parents, node.inputs)]
             with recording.RecordingStateScope(None, node.train if train_mode else False):
-                grads = _gradients_of(node, ograds, F)
+                grads = _gradients_of(node, ograds, F, into)
             for parent, g in zip(node.parents, grads):
                 if parent is not None and g is not None:
                     give(parent, g)
@@ -281,6 +322,9 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any | None],
 def _write_grad(var: Variable, g: Any) -> None:
     buf = var.grad
     if var.req == "null" or buf is None:
+        return
+    if var.req == "write" and g._data is buf._data:  # written there by the node's backward
+        var.array._fresh_grad = True
         return
     data = g._data if g._data.dtype == buf._data.dtype else g._data.astype(buf._data.dtype)
     if var.req == "add":

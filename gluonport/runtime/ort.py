@@ -308,6 +308,48 @@ class OrtRunner:
         except Exception as err:
             raise self._run_error(err, arrays) from err
 
+    def run_into(self, inputs: Mapping[str, Any] | Sequence[Any] | np.ndarray,
+                 into: Mapping[int, np.ndarray]) -> list[np.ndarray]:
+        """``run``, with output ``i`` written by onnxruntime straight into ``into[i]`` (a
+        C-contiguous, writeable host array of that output's dtype and shape, sharing no memory
+        with an input), which is what the returned list holds at ``i``.
+
+        The node that computes such an output writes it there (an output made by a copying
+        node, ``Reshape`` and the like, is copied there), so a caller that keeps its results in
+        arrays of its own -- gradient buffers -- saves allocating and copying a fresh result
+        (11M values, ~7 ms, for resnet18's weight gradients). A device session runs as ``run``
+        does and copies into ``into``.
+        """
+        if not into:
+            return self.run(inputs)
+        if self._io_binding:
+            outs = self.run(inputs)
+            for i, dest in into.items():
+                np.copyto(dest, outs[i])
+                outs[i] = dest
+            return outs
+        arrays = self._arrays(inputs)
+        plan = self._plan(arrays)
+        if plan.casts is not None:
+            arrays = [a if c is None else a.astype(c) for a, c in zip(arrays, plan.casts)]
+        session = plan.session
+        try:
+            binding = session.io_binding()
+            for name, value in zip(self._names, arrays):
+                binding.bind_cpu_input(name, np.ascontiguousarray(value))
+            ort_value = onnxruntime_module().OrtValue.ortvalue_from_numpy
+            for i, name in enumerate(self._outputs):
+                dest = into.get(i)
+                if dest is None:
+                    binding.bind_output(name, "cpu")
+                else:
+                    binding.bind_ortvalue_output(name, ort_value(dest))
+            session.run_with_iobinding(binding)
+            got = binding.get_outputs()
+            return [into[i] if i in into else got[i].numpy() for i in range(len(self._outputs))]
+        except Exception as err:
+            raise self._run_error(err, arrays) from err
+
     def session_for(self, inputs: Mapping[str, Any] | Sequence[Any] | np.ndarray) -> Any:
         """The ``onnxruntime.InferenceSession`` that ``run(inputs)`` would use."""
         return self._plan(self._arrays(inputs)).session

@@ -56,3 +56,107 @@ def test_reshaped_outputs_come_back_unreshaped():
         g = g if s is None else g.reshape(s)
         assert g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+# --- gradients written straight into the gradient buffers ---------------------------------------
+import gluonport as mx  # noqa: E402
+from gluonport import autograd, gluon  # noqa: E402
+from gluonport.gluon import _train_graph  # noqa: E402
+
+
+def _convnet(backend):
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(8, 3, padding=1, in_channels=3), gluon.nn.Activation("relu"),
+            gluon.nn.Conv2D(4, 3, strides=2, in_channels=8), gluon.nn.Flatten(),
+            gluon.nn.Dense(5, in_units=16))
+    net.initialize(mx.init.Xavier())
+    for i, p in enumerate(net.collect_params().values()):
+        p.set_data(mx.nd.array(np.random.RandomState(i).randn(*p.shape) * 0.3))
+    net.hybridize(backend=backend, static_alloc=True, static_shape=True)
+    return net
+
+
+def _grads(backend, req="write", passes=1, extra=None):
+    net = _convnet(backend)
+    params = list(net.collect_params().values())
+    for p in params:
+        p.grad_req = req
+    x = mx.nd.array(np.random.RandomState(2).randn(4, 3, 5, 5))
+    buffers = [p.grad()._data for p in params]
+    for _ in range(passes):
+        with autograd.record():
+            loss = (net(x) ** 2).sum()
+            if extra is not None:
+                loss = loss + extra(params)
+        loss.backward()
+    assert all(p.grad()._data is b for p, b in zip(params, buffers))  # the same memory
+    return [p.grad().asnumpy() for p in params]
+
+
+def _close(got, want):
+    """float32 sums in another order: rtol 1e-4, atol 1e-6 of the largest magnitude."""
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * np.abs(want).max())
+
+
+def _spy_bound(monkeypatch):
+    seen = []
+    real = _train_graph._bindable
+
+    def spy(*args):
+        got = real(*args)
+        seen.append(len(got))
+        return got
+
+    monkeypatch.setattr(_train_graph, "_bindable", spy)
+    return seen
+
+
+def test_gradients_are_written_into_the_parameters_buffers(monkeypatch):
+    """onnxruntime writes each parameter's gradient into its buffer (no fresh array and
+    copy), and the values are the numpy executor's (:func:`_close`)."""
+    want = _grads("numpy", passes=2)
+    seen = _spy_bound(monkeypatch)
+    got = _grads("onnxruntime", passes=2)
+    assert seen and seen[-1] == 6  # the second backward binds all six gradients
+    for g, w in zip(got, want):
+        _close(g, w)
+
+
+def test_gradient_add_and_shared_parameters_still_sum(monkeypatch):
+    """grad_req='add' accumulates, and a parameter that an imperative op also reads gets the
+    sum of both gradients: neither is written into by onnxruntime."""
+    extra = lambda params: (params[0].data() * 3).sum()  # noqa: E731 - the first conv weight
+    want = _grads("numpy", req="add", passes=3, extra=extra)
+    seen = _spy_bound(monkeypatch)
+    got = _grads("onnxruntime", req="add", passes=3, extra=extra)
+    assert not any(seen)
+    for g, w in zip(got, want):
+        _close(g, w)
+    want = _grads("numpy", passes=2, extra=extra)
+    seen = _spy_bound(monkeypatch)
+    got = _grads("onnxruntime", passes=2, extra=extra)
+    assert seen[-1] == 5  # all but the shared weight
+    for g, w in zip(got, want):
+        _close(g, w)
+
+
+def test_a_strided_gradient_buffer_is_copied_into():
+    """mark_variables with a gradient buffer that is a strided view: the gradient lands in the
+    view (the array it views sees it), as MXNet writes a variable's gradient array."""
+    net = _convnet("onnxruntime")
+    x = mx.nd.array(np.random.RandomState(3).randn(4, 3, 5, 5))
+    big = np.zeros((8, 3, 5, 5), np.float32)
+    grad = mx.nd.NDArray(big[::2])
+    autograd.mark_variables([x], [grad])
+    for _ in range(2):
+        with autograd.record():
+            y = net(x)
+        y.backward()
+    ref = _convnet("numpy")
+    x2 = mx.nd.array(x.asnumpy())
+    x2.attach_grad()
+    with autograd.record():
+        y2 = ref(x2)
+    y2.backward()
+    _close(big[::2], x2.grad.asnumpy())
+    assert not big[1::2].any()
