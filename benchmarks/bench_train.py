@@ -1,7 +1,7 @@
 """Training step time: gluonport (imperative, hybridized numpy, hybridized onnxruntime) against
 MXNet 1.9.1 (imperative, hybridized) measured in the same run.
 
-    python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--threads 1] [--rounds 2]
+    python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--threads 1] [--steps 30]
                                      [--json out.json]   (--tables out.json re-prints a run)
 
 Batch-1 resnet18 is degenerate on 32x32 inputs: training-mode BatchNorm over one 1x1 sample
@@ -28,8 +28,18 @@ spinning) all use that many. On a machine whose cores other processes keep busy 
 ``--threads 1``: a second BLAS/OpenMP thread then waits for a core (small GEMMs took 50-110 ms
 instead of 0.5 ms with OpenBLAS at 2 threads and load 7 on 2 cores). Warm-up steps are
 excluded; the median of the timed steps is reported, and the fastest step (less sensitive to
-other processes); ``--rounds R`` alternates the sides R times per configuration and pools the
-steps, so a change of the machine's load hits both sides.
+other processes).
+
+The five configurations of a model and batch (MXNet imperative and hybridized, gluonport
+imperative, hybridized numpy and onnxruntime) run in lockstep: all five children are resident
+at once and take turns of ``--turn`` steps (3), the order rotating each turn, until each has
+run ``--steps``. On a shared virtual machine whose speed drifts by 30-80% over tens of
+seconds (the same GEMM: 99 to 155 GFLOP/s within an hour, every part of a step slower
+together), configurations timed one after another compare different machines; in lockstep a
+slow spell hits all of them. A child waits on a pipe between its turns (it uses no CPU), but
+the others' turns evict its data from the caches, so absolute step times run somewhat above a
+child timed alone, on both sides. ``--sequential`` times one configuration after another
+(``--rounds R`` then alternates the sides R times and pools the steps).
 
 The compute floor is 3 x the forward multiply-adds (Convolution, FullyConnected and RNN nodes
 of the traced graph: forward, data gradient, weight gradient) x 2 flops at this machine's fp32
@@ -46,6 +56,7 @@ import argparse
 import json
 import os
 import re
+import selectors
 import subprocess
 import sys
 import time
@@ -170,9 +181,10 @@ def _backends(block) -> list:
     return sorted({getattr(g, "backend", "error") for g in graphs.values()})
 
 
-def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
-           budget: float, loss: str) -> dict:
-    """Time ``steps`` training steps (after ``warmup``) in this process."""
+def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
+    """``(step, res, blocks)``: one training step of this configuration as a function
+    returning the loss, and the row's fields so far (an ``na`` field when the warm-up steps
+    failed)."""
     if side == "mxnet":
         import mxnet as mx
     else:
@@ -215,18 +227,55 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
         res["na"] = f"n/a (no gradient for {op})" if op else \
             f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
         res["vm_hwm_mb"] = _vm_mb()
-        return res
-    times = []
-    start = time.perf_counter()
-    while len(times) < steps and (len(times) < 3 or time.perf_counter() - start < budget):
-        t0 = time.perf_counter()
-        last = step()
-        times.append((time.perf_counter() - t0) * 1e3)
+    return step, res, (net, loss_fn)
+
+
+def _finish(res: dict, times: list, last: float, side: str, mode: str, blocks) -> dict:
     res.update(median_ms=float(np.median(times)), min_ms=float(min(times)), n=len(times),
                last_loss=last, vm_hwm_mb=_vm_mb(), times_ms=times)
     if side == "gluonport" and mode != "imperative":
-        res["backend"] = "+".join(_backends(net)) + " / loss " + "+".join(_backends(loss_fn))
+        res["backend"] = " / loss ".join("+".join(_backends(b)) for b in blocks)
     return res
+
+
+def _timed(step) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    last = step()
+    return (time.perf_counter() - t0) * 1e3, last
+
+
+def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
+           budget: float, loss: str) -> dict:
+    """Time ``steps`` training steps (after ``warmup``) in this process."""
+    step, res, blocks = _setup(side, name, batch, mode, warmup, loss)
+    if "na" in res:
+        return res
+    times: list = []
+    start = time.perf_counter()
+    while len(times) < steps and (len(times) < 3 or time.perf_counter() - start < budget):
+        ms, last = _timed(step)
+        times.append(ms)
+    return _finish(res, times, last, side, mode, blocks)
+
+
+def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -> None:
+    """The lockstep child: warm up, print the row so far, then run ``step K`` commands from
+    stdin (printing their times) until ``done``, which prints the finished row."""
+    step, res, blocks = _setup(side, name, batch, mode, warmup, loss)
+    print(json.dumps(res), flush=True)
+    if "na" in res:
+        return
+    times: list = []
+    last = float("nan")
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd or cmd[0] == "done":
+            break
+        got = [_timed(step) for _ in range(int(cmd[1]))]
+        times.extend(ms for ms, _ in got)
+        last = got[-1][1]
+        print(json.dumps({"times_ms": [ms for ms, _ in got]}), flush=True)
+    print(json.dumps(_finish(res, times, last, side, mode, blocks)), flush=True)
 
 
 def gemm_peak(sizes=(1024, 2048), repeat: int = 8) -> dict:
@@ -269,6 +318,66 @@ def _child(python: str, argv: list, env: dict, timeout: float) -> dict:
         tail = (out.stderr.strip().splitlines() or ["?"])[-1]
         return {"na": f"error: child exited {out.returncode}: {tail[:160]}"}
     return json.loads(lines[-1])
+
+
+class _Resident:
+    """A lockstep child (``--worker SIDE --serve``): one configuration, warmed up, timing
+    ``step K`` commands on demand."""
+
+    def __init__(self, python: str, argv: list, env: dict, timeout: float):
+        self.timeout = timeout
+        self.proc = subprocess.Popen([python, os.path.abspath(__file__), *argv, "--serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        self.row = self._reply() or {"na": "error: the child gave no row"}
+
+    def _reply(self) -> dict | None:
+        """The child's next JSON line (None when it exited or timed out: it is killed)."""
+        deadline = time.monotonic() + self.timeout
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                if not sel.select(max(0.0, deadline - time.monotonic())):
+                    break
+                line = self.proc.stdout.readline()
+                if not line:
+                    break
+                if line.startswith("{"):
+                    return json.loads(line)
+        self.proc.kill()
+        err = self.proc.stderr.read().strip().splitlines()
+        self.failure = f"error: child exited: {(err or ['?'])[-1][:160]}"
+        return None
+
+    @property
+    def alive(self) -> bool:
+        return "na" not in self.row and self.proc.poll() is None
+
+    def steps(self, k: int) -> None:
+        self.proc.stdin.write(f"step {k}\n")
+        self.proc.stdin.flush()
+        if self._reply() is None:
+            self.row = {"na": self.failure}
+
+    def finish(self) -> dict:
+        if self.alive:
+            self.proc.stdin.write("done\n")
+            self.proc.stdin.flush()
+            self.row = self._reply() or {"na": self.failure}
+        self.proc.wait()
+        return self.row
+
+
+def lockstep(children: list, turns: int, per_turn: int) -> list:
+    """Take turns: each live child runs ``per_turn`` steps, ``turns`` times, the order
+    rotating by one each turn, so that every configuration's steps are spread over the same
+    stretch of time (a slower spell of the machine hits all of them alike)."""
+    for t in range(turns):
+        order = children[t % len(children):] + children[:t % len(children)]
+        for child in order:
+            if child.alive:
+                child.steps(per_turn)
+    return [child.finish() for child in children]
 
 
 def init_params(name: str) -> None:
@@ -355,8 +464,15 @@ def main() -> None:
                     help="seconds of timed steps per configuration (at least 3 steps)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="run each configuration's children this many times, alternating "
-                         "sides, and pool their steps (--steps and --budget are split)")
+                    help="--sequential: run each configuration's children this many times, "
+                         "alternating sides, and pool their steps (--steps and --budget are "
+                         "split)")
+    ap.add_argument("--sequential", action="store_true",
+                    help="one configuration at a time (each child times all its steps in "
+                         "one go) instead of the configurations of a model and batch in "
+                         "lockstep")
+    ap.add_argument("--turn", type=int, default=3,
+                    help="lockstep: steps a configuration runs per turn")
     ap.add_argument("--loss", choices=("sce", "onehot"), default="sce",
                     help="sce: gluon.loss.SoftmaxCrossEntropyLoss; onehot: the same loss as "
                          "-sum(log_softmax * one_hot) (no pick)")
@@ -369,6 +485,7 @@ def main() -> None:
     ap.add_argument("--model", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--batch", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--mode", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.tables:
         with open(args.tables) as f:
@@ -376,6 +493,9 @@ def main() -> None:
         return
     if args.worker == "peak":
         print(json.dumps(gemm_peak()))
+        return
+    if args.worker and args.serve:
+        serve(args.worker, args.model, args.batch, args.mode, args.warmup, args.loss)
         return
     if args.worker:
         print(json.dumps(worker(args.worker, args.model, args.batch, args.mode, args.steps,
@@ -406,6 +526,9 @@ def main() -> None:
         init_params(name)
         for batch in batches:
             got: dict = {}
+            if not args.sequential:
+                results.extend(_run_lockstep(name, batch, steps, warmup, args, env, have_mx))
+                continue
             for _ in range(rounds):  # the sides alternate, so load changes hit both
                 for side in ("mxnet", "gluonport"):
                     if side == "mxnet" and not have_mx:
@@ -429,6 +552,29 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(run, f, indent=1)
+
+
+def _run_lockstep(name: str, batch: int, steps: int, warmup: int, args, env: dict,
+                  have_mx: bool) -> list:
+    """Every configuration of ``name`` at ``batch`` resident at once (one child each), taking
+    turns (:func:`lockstep`)."""
+    children, keys = [], []
+    for side in ("mxnet", "gluonport"):
+        if side == "mxnet" and not have_mx:
+            continue
+        python = ORACLE if side == "mxnet" else sys.executable
+        for mode in MODES[side]:
+            children.append(_Resident(python, ["--worker", side, "--model", name, "--batch",
+                                               str(batch), "--mode", mode, "--warmup",
+                                               str(warmup), "--loss", args.loss], env,
+                                      600 + args.budget))
+            keys.append((side, mode))
+    per_turn = max(1, min(args.turn, steps))
+    rows = lockstep(children, -(-steps // per_turn), per_turn)
+    for (side, mode), r in zip(keys, rows):
+        r.update(side=side, model=name, batch=batch, mode=mode)
+        print(_progress(r), flush=True)
+    return rows
 
 
 def _merge(a: dict | None, b: dict) -> dict:
