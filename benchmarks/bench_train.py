@@ -36,10 +36,10 @@ at once and take turns of ``--turn`` steps (3), the order rotating each turn, un
 run ``--steps``. On a shared virtual machine whose speed drifts by 30-80% over tens of
 seconds (the same GEMM: 99 to 155 GFLOP/s within an hour, every part of a step slower
 together), configurations timed one after another compare different machines; in lockstep a
-slow spell hits all of them. A child waits on a pipe between its turns (it uses no CPU), but
-the others' turns evict its data from the caches, so absolute step times run somewhat above a
-child timed alone, on both sides. ``--sequential`` times one configuration after another
-(``--rounds R`` then alternates the sides R times and pools the steps).
+slow spell hits all of them. A child waits on a pipe between its turns (it uses no CPU); the
+others' turns evict its data from the caches, so each turn starts with one untimed step.
+``--sequential`` times one configuration after another (``--rounds R`` then alternates the
+sides R times and pools the steps).
 
 The compute floor is 3 x the forward multiply-adds (Convolution, FullyConnected and RNN nodes
 of the traced graph: forward, data gradient, weight gradient) x 2 flops at this machine's fp32
@@ -260,7 +260,8 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
 
 def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -> None:
     """The lockstep child: warm up, print the row so far, then run ``step K`` commands from
-    stdin (printing their times) until ``done``, which prints the finished row."""
+    stdin -- one untimed step, then K timed ones, whose times it prints -- until ``done``,
+    which prints the finished row."""
     step, res, blocks = _setup(side, name, batch, mode, warmup, loss)
     print(json.dumps(res), flush=True)
     if "na" in res:
@@ -271,6 +272,7 @@ def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -
         cmd = line.split()
         if not cmd or cmd[0] == "done":
             break
+        step()  # untimed: the other children's turns evicted this one's data from the caches
         got = [_timed(step) for _ in range(int(cmd[1]))]
         times.extend(ms for ms, _ in got)
         last = got[-1][1]
