@@ -102,7 +102,9 @@ def test_serve_command_end_to_end():
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=60)
+            # Ray Serve's shutdown took over 60 s once with both cores busy (a CI run beside
+            # benchmarks): killed, the test failed though serving was right
+            proc.wait(timeout=180)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
