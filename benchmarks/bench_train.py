@@ -59,6 +59,7 @@ import re
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -328,10 +329,13 @@ class _Resident:
 
     def __init__(self, python: str, argv: list, env: dict, timeout: float):
         self.timeout = timeout
+        # stderr to a file, not a pipe: nobody reads a pipe while the child runs, and warnings
+        # filling its buffer would block the child
+        self.err = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen([python, os.path.abspath(__file__), *argv, "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
-        self.row = self._reply() or {"na": "error: the child gave no row"}
+                                     stderr=self.err, text=True, env=env)
+        self.row = self._reply() or {"na": self.failure}
 
     def _reply(self) -> dict | None:
         """The child's next JSON line (None when it exited or timed out: it is killed)."""
@@ -347,7 +351,9 @@ class _Resident:
                 if line.startswith("{"):
                     return json.loads(line)
         self.proc.kill()
-        err = self.proc.stderr.read().strip().splitlines()
+        self.proc.wait()
+        self.err.seek(0)
+        err = self.err.read().strip().splitlines()
         self.failure = f"error: child exited: {(err or ['?'])[-1][:160]}"
         return None
 
@@ -367,6 +373,7 @@ class _Resident:
             self.proc.stdin.flush()
             self.row = self._reply() or {"na": self.failure}
         self.proc.wait()
+        self.err.close()
         return self.row
 
 
@@ -527,24 +534,19 @@ def main() -> None:
     for name in models:
         init_params(name)
         for batch in batches:
-            got: dict = {}
             if not args.sequential:
                 results.extend(_run_lockstep(name, batch, steps, warmup, args, env, have_mx))
                 continue
+            got: dict = {}
             for _ in range(rounds):  # the sides alternate, so load changes hit both
-                for side in ("mxnet", "gluonport"):
-                    if side == "mxnet" and not have_mx:
-                        continue
-                    python = ORACLE if side == "mxnet" else sys.executable
-                    for mode in MODES[side]:
-                        r = _child(python, ["--worker", side, "--model", name, "--batch",
-                                            str(batch), "--mode", mode, "--steps",
-                                            str(-(-steps // rounds)), "--warmup", str(warmup),
-                                            "--budget", str(args.budget / rounds),
-                                            "--loss", args.loss], env, 600 + args.budget)
-                        r.update(side=side, model=name, batch=batch, mode=mode)
-                        print(_progress(r), flush=True)
-                        got[side, mode] = _merge(got.get((side, mode)), r)
+                for side, python, mode in _configs(have_mx):
+                    argv = _worker_argv(side, name, batch, mode, warmup, args.loss) + [
+                        "--steps", str(-(-steps // rounds)), "--budget",
+                        str(args.budget / rounds)]
+                    r = _child(python, argv, env, 600 + args.budget)
+                    r.update(side=side, model=name, batch=batch, mode=mode)
+                    print(_progress(r), flush=True)
+                    got[side, mode] = _merge(got.get((side, mode)), r)
             results.extend(got.values())
     load1 = os.getloadavg()
     run = {"peak_gflops": peak, "threads": args.threads, "load_start": load0,
@@ -556,21 +558,30 @@ def main() -> None:
             json.dump(run, f, indent=1)
 
 
+def _configs(have_mx: bool):
+    """``(side, python, mode)`` of every configuration, MXNet's first (when the oracle is
+    there)."""
+    for side in ("mxnet", "gluonport"):
+        if side == "mxnet" and not have_mx:
+            continue
+        for mode in MODES[side]:
+            yield side, ORACLE if side == "mxnet" else sys.executable, mode
+
+
+def _worker_argv(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -> list:
+    return ["--worker", side, "--model", name, "--batch", str(batch), "--mode", mode,
+            "--warmup", str(warmup), "--loss", loss]
+
+
 def _run_lockstep(name: str, batch: int, steps: int, warmup: int, args, env: dict,
                   have_mx: bool) -> list:
     """Every configuration of ``name`` at ``batch`` resident at once (one child each), taking
     turns (:func:`lockstep`)."""
     children, keys = [], []
-    for side in ("mxnet", "gluonport"):
-        if side == "mxnet" and not have_mx:
-            continue
-        python = ORACLE if side == "mxnet" else sys.executable
-        for mode in MODES[side]:
-            children.append(_Resident(python, ["--worker", side, "--model", name, "--batch",
-                                               str(batch), "--mode", mode, "--warmup",
-                                               str(warmup), "--loss", args.loss], env,
-                                      600 + args.budget))
-            keys.append((side, mode))
+    for side, python, mode in _configs(have_mx):
+        children.append(_Resident(python, _worker_argv(side, name, batch, mode, warmup,
+                                                       args.loss), env, 600 + args.budget))
+        keys.append((side, mode))
     per_turn = max(1, min(args.turn, steps))
     rows = lockstep(children, -(-steps // per_turn), per_turn)
     for (side, mode), r in zip(keys, rows):
