@@ -51,10 +51,34 @@ def test_forward_equals_rnn(bidirectional, dtype):
     for g, w in zip(got[:3], want):
         np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), **tol)
     res = got[3].asnumpy()
-    assert res.shape == ((2 if bidirectional else 1), T, N, 6 * H)
+    dirs = 2 if bidirectional else 1
+    assert res.shape == (N, dirs * T * 6 * H)  # batch-major: row, direction, step, factors
     # the forward direction's last step: a = o * (1 - tanh(c)^2) with o = h / tanh(c)
     hy, cy = want[1].asnumpy()[0], np.tanh(want[2].asnumpy()[0])
-    np.testing.assert_allclose(res[0, -1, :, 4 * H:5 * H], hy / cy * (1 - cy * cy), **tol)
+    np.testing.assert_allclose(res.reshape(N, dirs, T, 6 * H)[:, 0, -1, 4 * H:5 * H],
+                               hy / cy * (1 - cy * cy), **tol)
+    if bidirectional:  # the reverse direction ends at step 0
+        hy, cy = want[1].asnumpy()[1], np.tanh(want[2].asnumpy()[1])
+        np.testing.assert_allclose(res.reshape(N, dirs, T, 6 * H)[:, 1, 0, 4 * H:5 * H],
+                                   hy / cy * (1 - cy * cy), **tol)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_onnx_forward_equals_numpy_kernel(bidirectional):
+    """The ONNX lowering writes every output, the reserve included, in the numpy kernel's
+    layout (onnxruntime against the numpy kernel, float32 rtol 1e-4 / atol 1e-5)."""
+    from tests.ops._gradcheck import _ort_run
+
+    xs = _inputs(bidirectional, "float32")
+    names = [f"in{i}" for i in range(4)]
+    sym = mx.sym.invoke("_backward_RNN_lstm_forward", [mx.sym.var(n) for n in names],
+                        _attrs(bidirectional))
+    got = _ort_run(sym, dict(zip(names, xs)), None)
+    want = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in xs],
+                        _attrs(bidirectional))
+    assert len(got) == 4
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w.asnumpy(), rtol=1e-4, atol=1e-5, err_msg=f"output {k}")
 
 
 @pytest.mark.parametrize("backend", ["numpy", "onnx"])
@@ -65,7 +89,7 @@ def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
     want = graph_grads({"op": "RNN", "attrs": {"mode": "lstm", "num_layers": 1,
                                                "state_outputs": True, **_attrs(bidirectional)}},
                        xs, heads)
-    reserve = np.zeros(((2 if bidirectional else 1), T, N, 6 * H), dtype)
+    reserve = np.zeros((N, (2 if bidirectional else 1) * T * 6 * H), dtype)
     got = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(bidirectional)}, xs,
                       heads + [reserve], backend=backend)
     exact = dtype == "float64" and backend == "numpy"

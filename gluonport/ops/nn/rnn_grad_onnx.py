@@ -110,20 +110,14 @@ class _Dir:
     """One layer-direction's BPTT (see the module docstring)."""
 
     def __init__(self, g: _Graph, p, w: list[str], x2d: str, y: str, h0: str, c0: str | None,
-                 reverse: bool, reserve: str | None = None):
+                 reverse: bool, factors: list[str] | None = None):
         self.g, self.mode, self.H, self.reverse = g, p.mode, p.state_size, reverse
         self.wx, self.wh, bx, bh = w
         T, H = g.T, self.H
         self.order = list(range(T - 1, -1, -1) if reverse else range(T))
         self.x2d, self.hprev = x2d, g.rows(_shifted(g, y, h0, reverse), H)
-        if reserve is not None:  # the factors saved by _backward_RNN_lstm_forward
-            self.b, self.a, self.f = [], [], []
-            for row in g.steps(reserve):
-                b, a, f = g.ctx.make("Split", [row, g.ctx.ints([4 * H, H, H], "sizes")],
-                                     outputs=3, axis=1)
-                self.b.append(b)
-                self.a.append(a)
-                self.f.append(f)
+        if factors is not None:  # [b, a, f] per step, saved by _backward_RNN_lstm_forward
+            self.b, self.a, self.f = factors[0::3], factors[1::3], factors[2::3]
             return
         xw = g.op("Gemm", x2d, self.wx, g.op("Add", bx, bh) if p.mode != "gru" else bx,
                   transB=1)
@@ -273,6 +267,11 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
         xs.append(g.cast(y, work, rnn_work))
     xs.append(inp(i_data + (4 if lstm else 3)))
     dy2d = g.rows(inp(0), dirs * H)
+    factors = None
+    if reserve is not None:  # (N, dirs*T*6H): every step's [b, a, f] by one Split
+        factors = ctx.make("Split", [inp(reserve), ctx.ints([4 * H, H, H] * (dirs * T),
+                                                            "sizes")],
+                           outputs=3 * dirs * T, axis=1)
     d_state: list[str | None] = [None] * (p.num_layers * dirs)
     d_cell: list[str | None] = [None] * (p.num_layers * dirs)
     d_weights: list[list[str]] = [[] for _ in d_state]
@@ -284,7 +283,7 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
             k = layer * dirs + d
             y = xs[layer + 1] if dirs == 1 else g.cols(xs[layer + 1], d * H, (d + 1) * H, 2)
             cell_k = _state(g, cell, k) if lstm else None
-            res = None if reserve is None else g.rows(_state(g, inp(reserve), d), 6 * H)
+            res = None if factors is None else factors[3 * T * d:3 * T * (d + 1)]
             run = _Dir(g, p, weights[k], x2d, y, _state(g, state, k), cell_k, d == 1, res)
             dy = g.steps(dy2d if dirs == 1 else g.cols(dy2d, d * H, (d + 1) * H))
             dh = None if heads[0] is None else _state(g, inp(heads[0]), k)
@@ -318,8 +317,9 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
 def train_lstm_onnx(ctx: LoweringContext) -> None:
     """``_backward_RNN_lstm_forward`` unrolled: per step one ``(N, H) x (H, 4H)`` Gemm onto
     the step's rows of one ``x W_i2h^T + b`` Gemm over all steps, the gates and the cell, and
-    the step's reserve row, the backward recursion's factors ``[b, a, f]``
-    (:func:`.rnn_train.lstm_factors`)."""
+    the factors of the backward recursion ``[b, a, f]`` (:func:`.rnn_grad.lstm_factors`),
+    which one Concat writes into the reserve. Each output is written by the node that makes
+    it (no Reshape or Identity copies into the graph's outputs)."""
     p = ctx.params
     T, _, C = ctx.in_shapes[0]
     if not T or ctx.is_dynamic(0, 0):
@@ -338,19 +338,20 @@ def train_lstm_onnx(ctx: LoweringContext) -> None:
         return g.cast(ctx.inputs[i], work, ctx.in_dtypes[i])
 
     x2d = g.rows(inp(0), C)
-    ys, hs, cs, rs = [], [], [], []
+    ys, hs, cs, factors = [], [], [], []
     # tanh(x) = 2 sigmoid(2x) - 1: with the g rows of the weights doubled one Sigmoid gives
     # every gate, and tanh's derivative 1 - g^2 = 4 sigmoid'(2x) joins the others' in ds
     twice = np.ones(4 * H, work)
     twice[2 * H:3 * H] = 2.0
     col = ctx.const(twice.reshape(-1, 1), "twice")
     row = ctx.const(twice, "twice")
+    first = g.ctx.ints([0], "axes")
     for d, (wx, wh, bx, bh) in enumerate(_weights(g, lp, inp(1), C)):
         wx, bias = g.op("Mul", wx, col), g.op("Mul", g.op("Add", bx, bh), row)
         wh = g.op("Transpose", g.op("Mul", wh, col), perm=[1, 0])  # (H, 4H): no per-step B^T
         xw = g.steps(g.op("Gemm", x2d, wx, bias, transB=1))
         h, c = _state(g, inp(2), d), _state(g, inp(3), d)
-        y, res = [None] * T, [None] * T
+        y, steps = [None] * T, [None] * T
         for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
             s = g.op("Sigmoid", g.op("Gemm", h, wh, xw[t]))
             attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
@@ -362,19 +363,20 @@ def train_lstm_onnx(ctx: LoweringContext) -> None:
             ds = g.op("Mul", s, g.one_minus(s))  # the g block's 1 - gg^2 is 4 ds: in i4
             i4 = g.op("Mul", i, g.scalar(4.0))
             b = g.op("Mul", g.op("Concat", gg, c_prev, i4, tc, axis=1), ds)
-            y[t] = h
-            res[t] = g.op("Concat", b, g.op("Sub", o, g.op("Mul", h, tc)), f, axis=1)
-        ys.append(g.op("Concat", *y, axis=0) if T > 1 else y[0])
-        rs.append(g.op("Reshape", g.op("Concat", *res, axis=0) if T > 1 else res[0],
-                       ctx.ints([1, T, -1, 6 * H], "rshape")))
+            y[t] = g.op("Unsqueeze", h, first)  # (1, N, H): the output's steps, uncopied
+            steps[t] = [b, g.op("Sub", o, g.op("Mul", h, tc)), f]
+        ys.append(y)
         hs.append(h)
         cs.append(c)
-    y = ys[0] if len(ys) == 1 else g.op("Concat", *ys, axis=1)
-    outs = [g.op("Reshape", y, ctx.ints([T, -1, len(ys) * H], "yshape")), _stack(g, hs, ""),
-            _stack(g, cs, ""), rs[0] if len(rs) == 1 else g.op("Concat", *rs, axis=0)]
-    for k, out in enumerate(outs):
+        factors += [x for step in steps for x in step]
+    if ctx.wants(0):
+        y = [g.op("Concat", *steps, axis=0) if T > 1 else steps[0] for steps in ys]
+        deliver(ctx, y[0] if len(y) == 1 else g.op("Concat", *y, axis=2), 0, work)
+    for k, rows in ((1, hs), (2, cs)):
         if ctx.wants(k):
-            deliver(ctx, out, k, work)
+            deliver(ctx, _stack(g, rows, ""), k, work)
+    if ctx.wants(3):  # (N, dirs*T*6H), batch-major: one Concat of every step's factors
+        deliver(ctx, g.op("Concat", *factors, axis=1), 3, work)
 
 
 def _stack(g: _Graph, rows: list[str | None], like: str) -> str:

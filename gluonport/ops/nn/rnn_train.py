@@ -12,10 +12,13 @@ of re-computing the gates (two GEMMs over all steps per layer and direction).
 
 Inputs: ``data`` (T, N, C), ``parameters`` (a one-layer LSTM's flat vector in MXNet's layout,
 :func:`.rnn.unpack_params`), ``state`` and ``state_cell`` (dirs, N, H). Outputs: ``output``
-(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve`` (dirs, T,
-N, 6H): per step the factors of the backward recursion (:func:`lstm_factors`: from the gate
+(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve`` (N,
+dirs*T*6H): for each batch row, direction and step (in time order) the factors of the
+backward recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
 activations, MXNet's order i, f, g, o, and the cells). The first three equal
-``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
+``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s. The reserve is batch-major so that
+the ONNX forward writes it with one ``Concat`` of the steps' factors and the backward reads
+them back with one ``Split``: no copy of it between the two but the one each must make.
 """
 
 from __future__ import annotations
@@ -81,7 +84,22 @@ def _train_lstm(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
         res.append(r)
     y = np.concatenate(outs, axis=2) if len(outs) > 1 else outs[0]
     return [y.astype(data.dtype), np.stack(hs).astype(data.dtype),
-            np.stack(cs).astype(data.dtype), np.stack(res).astype(data.dtype)]
+            np.stack(cs).astype(data.dtype), _pack_reserve(res, data.dtype)]
+
+
+def _pack_reserve(res: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    """The reserve (N, dirs*T*6H) from each direction's (T, N, 6H) factors."""
+    T, N, width = res[0].shape
+    out = np.empty((N, len(res), T, width), dtype)
+    for d, r in enumerate(res):
+        out[:, d] = r.transpose(1, 0, 2)
+    return out.reshape(N, -1)
+
+
+def _unpack_reserve(reserve: np.ndarray, dirs: int, T: int, d: int) -> np.ndarray:
+    """Direction ``d``'s (T, N, 6H) factors from the reserve."""
+    N = reserve.shape[0]
+    return np.ascontiguousarray(reserve.reshape(N, dirs, T, -1)[:, d].transpose(1, 0, 2))
 
 
 def _shape(p, in_shapes: list) -> tuple[list, list]:
@@ -98,7 +116,7 @@ def _shape(p, in_shapes: list) -> tuple[list, list]:
     if C:
         ins[1] = merge(ins[1], (rnn_param_size("lstm", H, 1, p.bidirectional, C),),
                        "_backward_RNN_lstm_forward: parameters: ")
-    return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (dirs, T, N, 6 * H)]
+    return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (N, dirs * T * 6 * H)]
 
 
 def _type(p, in_types: list) -> tuple[list, list]:
@@ -121,11 +139,13 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
     gviews = unpack_params(layer_params(H, p.bidirectional), grad, C)
     x = data.astype(acc, copy=False)
     dx, dh0, dc0 = 0.0, np.empty(state.shape, acc), np.empty(cell.shape, acc)
+    T, dirs = data.shape[0], len(weights)
     for d, w in enumerate(weights):
         cols = slice(d * H, (d + 1) * H)
         got = rnn_grad.lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc),
                                  dcy[d].astype(acc), x, output[:, :, cols].astype(acc),
-                                 state[d].astype(acc), reserve[d].astype(acc), w, d == 1)
+                                 state[d].astype(acc),
+                                 _unpack_reserve(reserve, dirs, T, d).astype(acc), w, d == 1)
         part, dwx, dwh, db, dh0[d], dc0[d] = got
         dx = dx + part
         gviews[d][0][...] = dwx
