@@ -52,15 +52,15 @@ def test_forward_equals_rnn(bidirectional, dtype):
         np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), **tol)
     res = got[3].asnumpy()
     dirs = 2 if bidirectional else 1
-    assert res.shape == (N, dirs * T * 6 * H)  # batch-major: row, direction, step, factors
+    assert res.shape == (dirs * T * 6 * H, N)  # direction, step, factors; then the batch
+    factors = res.reshape(dirs, T, 6 * H, N)
     # the forward direction's last step: a = o * (1 - tanh(c)^2) with o = h / tanh(c)
     hy, cy = want[1].asnumpy()[0], np.tanh(want[2].asnumpy()[0])
-    np.testing.assert_allclose(res.reshape(N, dirs, T, 6 * H)[:, 0, -1, 4 * H:5 * H],
-                               hy / cy * (1 - cy * cy), **tol)
+    np.testing.assert_allclose(factors[0, -1, 4 * H:5 * H].T, hy / cy * (1 - cy * cy), **tol)
     if bidirectional:  # the reverse direction ends at step 0
         hy, cy = want[1].asnumpy()[1], np.tanh(want[2].asnumpy()[1])
-        np.testing.assert_allclose(res.reshape(N, dirs, T, 6 * H)[:, 1, 0, 4 * H:5 * H],
-                                   hy / cy * (1 - cy * cy), **tol)
+        np.testing.assert_allclose(factors[1, 0, 4 * H:5 * H].T, hy / cy * (1 - cy * cy),
+                                   **tol)
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
@@ -89,7 +89,7 @@ def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
     want = graph_grads({"op": "RNN", "attrs": {"mode": "lstm", "num_layers": 1,
                                                "state_outputs": True, **_attrs(bidirectional)}},
                        xs, heads)
-    reserve = np.zeros((N, (2 if bidirectional else 1) * T * 6 * H), dtype)
+    reserve = np.zeros(((2 if bidirectional else 1) * T * 6 * H, N), dtype)
     got = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(bidirectional)}, xs,
                       heads + [reserve], backend=backend)
     exact = dtype == "float64" and backend == "numpy"
@@ -97,3 +97,38 @@ def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, **tol, err_msg=f"input {i}")
         assert np.abs(w).max() > 0
+
+
+def _export(op: str, xs: list[np.ndarray], dynamic_axes: dict):
+    from gluonport.onnx import export_symbol
+
+    names = [f"in{i}" for i in range(len(xs))]
+    sym = mx.sym.invoke(op, [mx.sym.var(n) for n in names], _attrs(False))
+    return export_symbol(sym, {}, in_shapes={n: x.shape for n, x in zip(names, xs)},
+                         in_types={n: x.dtype for n, x in zip(names, xs)},
+                         dynamic_axes=dynamic_axes)
+
+
+def test_onnx_forward_dynamic_sequence_is_refused():
+    from gluonport.errors import ConversionError
+
+    with pytest.raises(ConversionError, match="sequence length must be static"):
+        _export("_backward_RNN_lstm_forward", _inputs(False, "float32"), {"in0": {0: "T"}})
+
+
+def test_onnx_forward_dynamic_batch():
+    """The batch axis may stay dynamic: the exported forward runs another batch size
+    (onnxruntime against the numpy kernel, float32 rtol 1e-4 / atol 1e-5)."""
+    from tests.onnx._export_check import run_ort
+
+    model = _export("_backward_RNN_lstm_forward", _inputs(False, "float32"),
+                    {"in0": {1: "N"}, "in2": {1: "N"}, "in3": {1: "N"}})
+    rs = np.random.RandomState(3)
+    size = rnn_param_size("lstm", H, 1, False, C)
+    xs = [rs.uniform(-0.8, 0.8, s).astype("float32")
+          for s in [(T, 5, C), (size,), (1, 5, H), (1, 5, H)]]
+    got = run_ort(model, {f"in{i}": x for i, x in enumerate(xs)})
+    want = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in xs],
+                        _attrs(False))
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w.asnumpy(), rtol=1e-4, atol=1e-5, err_msg=f"output {k}")

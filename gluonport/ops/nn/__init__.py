@@ -17,7 +17,8 @@ compute, shape and type rules, ONNX lowering):
 * :mod:`.rnn`: the fused RNN op (rnn_relu, rnn_tanh, LSTM, GRU) and its weight layouts
   (back-propagation through time and the training forward in :mod:`.rnn_grad`, its ONNX
   lowering in :mod:`.rnn_grad_onnx`; :mod:`.rnn_train`: an LSTM layer's training forward that
-  returns its step activations, for training graphs on onnxruntime);
+  returns its step activations and that forward's backward kernel, with their ONNX lowerings,
+  for training graphs on onnxruntime);
 * :mod:`.attention`: _contrib_div_sqrt_dim and the interleaved attention matmuls;
 * :mod:`.deformable`: deformable convolution (DCNv1, DCNv2).
 

@@ -1,7 +1,7 @@
 """ONNX lowering of the fused RNN op's backward kernel, ``_backward_RNN`` (:mod:`.rnn_grad`),
-and of the LSTM training-forward ops of :mod:`.rnn_train`. The handlers are attached by the files
-that register those ops; this module imports no sibling at load time (they import it while
-registering).
+and the emitters it shares with the LSTM training ops' lowerings (:mod:`.rnn_train`). The
+handler is attached by the file that registers the op; this module imports no sibling at load
+time (they import it while registering).
 
 Back-propagation through time written out in plain ONNX ops for a static sequence length ``T``
 (the exporter's inferred shapes; the batch may stay dynamic): the time loop is unrolled.
@@ -33,10 +33,10 @@ import numpy as np
 
 from ..lowering import LoweringContext, deliver
 
-__all__ = ["backward_rnn_onnx", "train_lstm_onnx", "backward_train_lstm_onnx"]
+__all__ = ["backward_rnn_onnx", "Graph", "layer_weights", "state_row", "shifted", "stack_rows"]
 
 
-class _Graph:
+class Graph:
     """Small emitters over one LoweringContext, in one work dtype."""
 
     def __init__(self, ctx: LoweringContext, work: np.dtype, T: int):
@@ -59,12 +59,12 @@ class _Graph:
     def one_minus(self, x: str) -> str:
         return self.op("Sub", self.scalar(1.0), x)
 
-    def steps(self, x: str) -> list[str]:
-        """A (T*N, ...) tensor cut into T (N, ...) steps."""
+    def steps(self, x: str, axis: int = 0) -> list[str]:
+        """A (T*N, ...) tensor cut into T (N, ...) steps (along ``axis``)."""
         if self.T == 1:
             return [x]
         attrs = {"num_outputs": self.T} if self.ctx.opset >= 18 else {}
-        return self.ctx.make("Split", [x], outputs=self.T, axis=0, **attrs)
+        return self.ctx.make("Split", [x], outputs=self.T, axis=axis, **attrs)
 
     def rows(self, x: str, width: int) -> str:
         return self.op("Reshape", x, self.ctx.ints([-1, width], "shape"))
@@ -73,7 +73,7 @@ class _Graph:
         return x if np.dtype(have) == np.dtype(dtype) else self.ctx.cast_to(x, dtype)
 
 
-def _weights(g: _Graph, p, flat: str, input_size: int) -> list[list[str]]:
+def layer_weights(g: Graph, p, flat: str, input_size: int) -> list[list[str]]:
     """Per layer-direction ``[W_i2h, W_h2h, b_i2h, b_h2h]`` cut from the flat vector."""
     from .rnn import rnn_param_size, unpack_params  # (this module is imported by rnn's files)
 
@@ -90,12 +90,12 @@ def _weights(g: _Graph, p, flat: str, input_size: int) -> list[list[str]]:
     return out
 
 
-def _state(g: _Graph, name: str, k: int) -> str:
+def state_row(g: Graph, name: str, k: int) -> str:
     """Row ``k`` (N, H) of a (L*dirs, N, H) state tensor."""
     return g.op("Gather", name, g.ctx.const(np.asarray(k, np.int64), "k"), axis=0)
 
 
-def _shifted(g: _Graph, y: str, first: str, reverse: bool) -> str:
+def shifted(g: Graph, y: str, first: str, reverse: bool) -> str:
     """Each step's previous value (T, N, H): ``first`` (N, H) then ``y``'s steps, in the
     direction's order."""
     u = g.op("Unsqueeze", first, g.ctx.ints([0], "axes"))
@@ -109,16 +109,13 @@ def _shifted(g: _Graph, y: str, first: str, reverse: bool) -> str:
 class _Dir:
     """One layer-direction's BPTT (see the module docstring)."""
 
-    def __init__(self, g: _Graph, p, w: list[str], x2d: str, y: str, h0: str, c0: str | None,
-                 reverse: bool, factors: list[str] | None = None):
+    def __init__(self, g: Graph, p, w: list[str], x2d: str, y: str, h0: str, c0: str | None,
+                 reverse: bool):
         self.g, self.mode, self.H, self.reverse = g, p.mode, p.state_size, reverse
         self.wx, self.wh, bx, bh = w
         T, H = g.T, self.H
         self.order = list(range(T - 1, -1, -1) if reverse else range(T))
-        self.x2d, self.hprev = x2d, g.rows(_shifted(g, y, h0, reverse), H)
-        if factors is not None:  # [b, a, f] per step, saved by _backward_RNN_lstm_forward
-            self.b, self.a, self.f = factors[0::3], factors[1::3], factors[2::3]
-            return
+        self.x2d, self.hprev = x2d, g.rows(shifted(g, y, h0, reverse), H)
         xw = g.op("Gemm", x2d, self.wx, g.op("Add", bx, bh) if p.mode != "gru" else bx,
                   transB=1)
         if p.mode == "gru":
@@ -223,21 +220,12 @@ def backward_rnn_onnx(ctx: LoweringContext) -> None:
     lstm = p.mode == "lstm"
     heads = (1, 2 if lstm else None) if p.state_outputs else (None, None)
     n_heads = 1 + sum(h is not None for h in heads)
-    _bptt(ctx, p, heads, n_heads, None)
+    _bptt(ctx, p, heads, n_heads)
 
 
-def backward_train_lstm_onnx(ctx: LoweringContext) -> None:
-    """``_backward_RNN_lstm``: as ``_backward_RNN``'s, the activations read from the
-    forward's reserve (input 8) instead of re-computed."""
-    from .rnn import layer_params
-
-    _bptt(ctx, layer_params(ctx.params.state_size, ctx.params.bidirectional), (1, 2), 3, 8)
-
-
-def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | None) -> None:
+def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int) -> None:
     """The backward graph: head gradients ``0`` and ``heads`` (final state, cell; ``None``:
-    absent), then inputs ``data, parameters, state[, state_cell], output`` from ``i_data``,
-    and the reserve at ``reserve`` (one layer; ``None``: activations re-computed)."""
+    absent), then inputs ``data, parameters, state[, state_cell], output`` from ``i_data``."""
     from .rnn import onnx_layer
 
     lstm = p.mode == "lstm"
@@ -249,14 +237,14 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
     dtype = np.dtype(ctx.in_dtypes[i_data])
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
     rnn_work = np.dtype(np.float32)  # onnxruntime's RNN/GRU/LSTM kernels
-    g = _Graph(ctx, work, T)
+    g = Graph(ctx, work, T)
     dirs, H = (2 if p.bidirectional else 1), p.state_size
 
     def inp(i: int) -> str:
         return g.cast(ctx.inputs[i], work, ctx.in_dtypes[i])
 
     flat = inp(i_data + 1)
-    weights = _weights(g, p, flat, C)
+    weights = layer_weights(g, p, flat, C)
     state = inp(i_data + 2)
     cell = inp(i_data + 3) if lstm else None
     # each layer's input (the lower layers re-run by ONNX RNN nodes) and output
@@ -267,11 +255,6 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
         xs.append(g.cast(y, work, rnn_work))
     xs.append(inp(i_data + (4 if lstm else 3)))
     dy2d = g.rows(inp(0), dirs * H)
-    factors = None
-    if reserve is not None:  # (N, dirs*T*6H): every step's [b, a, f] by one Split
-        factors = ctx.make("Split", [inp(reserve), ctx.ints([4 * H, H, H] * (dirs * T),
-                                                            "sizes")],
-                           outputs=3 * dirs * T, axis=1)
     d_state: list[str | None] = [None] * (p.num_layers * dirs)
     d_cell: list[str | None] = [None] * (p.num_layers * dirs)
     d_weights: list[list[str]] = [[] for _ in d_state]
@@ -282,12 +265,11 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
         for d in range(dirs):
             k = layer * dirs + d
             y = xs[layer + 1] if dirs == 1 else g.cols(xs[layer + 1], d * H, (d + 1) * H, 2)
-            cell_k = _state(g, cell, k) if lstm else None
-            res = None if factors is None else factors[3 * T * d:3 * T * (d + 1)]
-            run = _Dir(g, p, weights[k], x2d, y, _state(g, state, k), cell_k, d == 1, res)
+            cell_k = state_row(g, cell, k) if lstm else None
+            run = _Dir(g, p, weights[k], x2d, y, state_row(g, state, k), cell_k, d == 1)
             dy = g.steps(dy2d if dirs == 1 else g.cols(dy2d, d * H, (d + 1) * H))
-            dh = None if heads[0] is None else _state(g, inp(heads[0]), k)
-            dc = None if heads[1] is None else _state(g, inp(heads[1]), k)
+            dh = None if heads[0] is None else state_row(g, inp(heads[0]), k)
+            dc = None if heads[1] is None else state_row(g, inp(heads[1]), k)
             dax, dah, dh0, dc0 = run.backward(dy, dh, dc, want_dh0=ctx.wants(2))
             d_state[k], d_cell[k] = dh0, dc0
             dwx = g.op("Gemm", dax, x2d, transA=1)
@@ -307,82 +289,17 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int, reserve: int | Non
     if ctx.wants(0):
         outs[0] = g.op("Reshape", dy2d, ctx.ints([T, -1, C], "xshape"))
     if ctx.wants(2):
-        outs[2] = _stack(g, d_state, state)
+        outs[2] = stack_rows(g, d_state, state)
     if lstm and ctx.wants(3):
-        outs[3] = _stack(g, d_cell, cell)
+        outs[3] = stack_rows(g, d_cell, cell)
     for k in sorted(outs):
         deliver(ctx, outs[k], k, work)
 
 
-def train_lstm_onnx(ctx: LoweringContext) -> None:
-    """``_backward_RNN_lstm_forward`` unrolled: per step one ``(N, H) x (H, 4H)`` Gemm onto
-    the step's rows of one ``x W_i2h^T + b`` Gemm over all steps, the gates and the cell, and
-    the factors of the backward recursion ``[b, a, f]`` (:func:`.rnn_grad.lstm_factors`),
-    which one Concat writes into the reserve. Each output is written by the node that makes
-    it (no Reshape or Identity copies into the graph's outputs)."""
-    p = ctx.params
-    T, _, C = ctx.in_shapes[0]
-    if not T or ctx.is_dynamic(0, 0):
-        raise ctx.fail("_backward_RNN_lstm_forward is unrolled over time: the sequence length "
-                       "must be static")
-    T, C = int(T), int(C)
-    dtype = np.dtype(ctx.dtype)
-    work = np.dtype(np.float32) if dtype == np.float16 else dtype
-    g = _Graph(ctx, work, T)
-    from .rnn import layer_params
-
-    lp = layer_params(p.state_size, p.bidirectional)
-    H = p.state_size
-
-    def inp(i: int) -> str:
-        return g.cast(ctx.inputs[i], work, ctx.in_dtypes[i])
-
-    x2d = g.rows(inp(0), C)
-    ys, hs, cs, factors = [], [], [], []
-    # tanh(x) = 2 sigmoid(2x) - 1: with the g rows of the weights doubled one Sigmoid gives
-    # every gate, and tanh's derivative 1 - g^2 = 4 sigmoid'(2x) joins the others' in ds
-    twice = np.ones(4 * H, work)
-    twice[2 * H:3 * H] = 2.0
-    col = ctx.const(twice.reshape(-1, 1), "twice")
-    row = ctx.const(twice, "twice")
-    first = g.ctx.ints([0], "axes")
-    for d, (wx, wh, bx, bh) in enumerate(_weights(g, lp, inp(1), C)):
-        wx, bias = g.op("Mul", wx, col), g.op("Mul", g.op("Add", bx, bh), row)
-        wh = g.op("Transpose", g.op("Mul", wh, col), perm=[1, 0])  # (H, 4H): no per-step B^T
-        xw = g.steps(g.op("Gemm", x2d, wx, bias, transB=1))
-        h, c = _state(g, inp(2), d), _state(g, inp(3), d)
-        y, steps = [None] * T, [None] * T
-        for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
-            s = g.op("Sigmoid", g.op("Gemm", h, wh, xw[t]))
-            attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
-            i, f, sg, o = ctx.make("Split", [s], outputs=4, axis=1, **attrs)
-            gg = g.op("Sub", g.op("Mul", sg, g.scalar(2.0)), g.scalar(1.0))
-            c_prev, c = c, g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
-            tc = g.op("Tanh", c)
-            h = g.op("Mul", o, tc)
-            ds = g.op("Mul", s, g.one_minus(s))  # the g block's 1 - gg^2 is 4 ds: in i4
-            i4 = g.op("Mul", i, g.scalar(4.0))
-            b = g.op("Mul", g.op("Concat", gg, c_prev, i4, tc, axis=1), ds)
-            y[t] = g.op("Unsqueeze", h, first)  # (1, N, H): the output's steps, uncopied
-            steps[t] = [b, g.op("Sub", o, g.op("Mul", h, tc)), f]
-        ys.append(y)
-        hs.append(h)
-        cs.append(c)
-        factors += [x for step in steps for x in step]
-    if ctx.wants(0):
-        y = [g.op("Concat", *steps, axis=0) if T > 1 else steps[0] for steps in ys]
-        deliver(ctx, y[0] if len(y) == 1 else g.op("Concat", *y, axis=2), 0, work)
-    for k, rows in ((1, hs), (2, cs)):
-        if ctx.wants(k):
-            deliver(ctx, _stack(g, rows, ""), k, work)
-    if ctx.wants(3):  # (N, dirs*T*6H), batch-major: one Concat of every step's factors
-        deliver(ctx, g.op("Concat", *factors, axis=1), 3, work)
-
-
-def _stack(g: _Graph, rows: list[str | None], like: str) -> str:
+def stack_rows(g: Graph, rows: list[str | None], like: str) -> str:
     """(L*dirs, N, H) from per layer-direction (N, H) rows (zeros where ``None``)."""
     parts = [g.op("Unsqueeze", r, g.ctx.ints([0], "axes")) if r is not None
-             else g.op("Mul", g.op("Unsqueeze", _state(g, like, 0), g.ctx.ints([0], "axes")),
+             else g.op("Mul", g.op("Unsqueeze", state_row(g, like, 0), g.ctx.ints([0], "axes")),
                        g.scalar(0.0)) for r in rows]
     return parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=0)
 

@@ -12,13 +12,19 @@ of re-computing the gates (two GEMMs over all steps per layer and direction).
 
 Inputs: ``data`` (T, N, C), ``parameters`` (a one-layer LSTM's flat vector in MXNet's layout,
 :func:`.rnn.unpack_params`), ``state`` and ``state_cell`` (dirs, N, H). Outputs: ``output``
-(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve`` (N,
-dirs*T*6H): for each batch row, direction and step (in time order) the factors of the
-backward recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
-activations, MXNet's order i, f, g, o, and the cells). The first three equal
-``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s. The reserve is batch-major so that
-the ONNX forward writes it with one ``Concat`` of the steps' factors and the backward reads
-them back with one ``Split``: no copy of it between the two but the one each must make.
+(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve``
+(dirs*T*6H, N): for each direction and step (in time order) the factors of the backward
+recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
+activations, MXNet's order i, f, g, o, and the cells), each transposed to (features, N). The
+first three equal ``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
+
+The ONNX lowerings (here, beside the kernels) unroll the time loop for a static ``T`` and work
+in the transposed layout, features x batch: a step's GEMMs are then ``W (4H, H) x h (H, N)``
+forward and ``W^T (H, 4H) x da (4H, N)`` backward, whose large operand onnxruntime's GEMM
+streams as it is instead of re-packing it every step (as it must a right-hand operand), and
+the weight gradients ``dA (4H, T*N) x [x | h_prev]`` need no transposed left operand. The
+reserve is in that layout, so the forward writes it with one ``Concat`` of the steps' factors
+and the backward reads it back with one ``Split``.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ import numpy as np
 from ..._core.attr_fields import Bool, Int
 from ...errors import DTypeError, ShapeError
 from ..infer import fmt, merge
-from ..lowering import lowering
+from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
-from . import rnn_grad, rnn_grad_onnx  # modules: rnn_grad may still be initialising
+from . import rnn_grad  # a module: it may still be initialising
 from .rnn import layer_params, rnn_param_size, unpack_params
+from .rnn_grad_onnx import Graph, layer_weights, shifted, stack_rows, state_row
 
 __all__: list[str] = []
 
@@ -88,18 +95,18 @@ def _train_lstm(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
 
 
 def _pack_reserve(res: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
-    """The reserve (N, dirs*T*6H) from each direction's (T, N, 6H) factors."""
+    """The reserve (dirs*T*6H, N) from each direction's (T, N, 6H) factors."""
     T, N, width = res[0].shape
-    out = np.empty((N, len(res), T, width), dtype)
+    out = np.empty((len(res), T, width, N), dtype)
     for d, r in enumerate(res):
-        out[:, d] = r.transpose(1, 0, 2)
-    return out.reshape(N, -1)
+        out[d] = r.transpose(0, 2, 1)
+    return out.reshape(-1, N)
 
 
 def _unpack_reserve(reserve: np.ndarray, dirs: int, T: int, d: int) -> np.ndarray:
     """Direction ``d``'s (T, N, 6H) factors from the reserve."""
-    N = reserve.shape[0]
-    return np.ascontiguousarray(reserve.reshape(N, dirs, T, -1)[:, d].transpose(1, 0, 2))
+    N = reserve.shape[1]
+    return np.ascontiguousarray(reserve.reshape(dirs, T, -1, N)[d].transpose(0, 2, 1))
 
 
 def _shape(p, in_shapes: list) -> tuple[list, list]:
@@ -116,7 +123,7 @@ def _shape(p, in_shapes: list) -> tuple[list, list]:
     if C:
         ins[1] = merge(ins[1], (rnn_param_size("lstm", H, 1, p.bidirectional, C),),
                        "_backward_RNN_lstm_forward: parameters: ")
-    return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (N, dirs * T * 6 * H)]
+    return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (dirs * T * 6 * H, N)]
 
 
 def _type(p, in_types: list) -> tuple[list, list]:
@@ -191,5 +198,129 @@ register(OpDef(
     no_gradient="a backward kernel (gluonport's, as _backward_RNN_lstm_forward)",
     doc="_backward_RNN_lstm_forward's gradients of data, parameters, state and state_cell by "
         "back-propagation through time from the forward's reserve."))
-lowering("_backward_RNN_lstm_forward")(rnn_grad_onnx.train_lstm_onnx)
-lowering("_backward_RNN_lstm")(rnn_grad_onnx.backward_train_lstm_onnx)
+
+
+# --- ONNX lowerings: the time loop unrolled, features x batch (see the module docstring) ------
+
+def _unrolled(ctx: LoweringContext, i_data: int) -> tuple[Graph, int, int, int, int]:
+    """``(graph emitters, T, C, H, dirs)``; the sequence length must be static."""
+    T, _, C = ctx.in_shapes[i_data]
+    if not T or ctx.is_dynamic(i_data, 0):
+        raise ctx.fail(f"{ctx.node.op} is unrolled over time: the sequence length must be "
+                       "static (export with a fixed sequence length)")
+    dtype = np.dtype(ctx.in_dtypes[i_data])
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    p = ctx.params
+    return Graph(ctx, work, int(T)), int(T), int(C), p.state_size, 2 if p.bidirectional else 1
+
+
+def _input(g: Graph, i: int) -> str:
+    return g.cast(g.ctx.inputs[i], g.work, g.ctx.in_dtypes[i])
+
+
+def _transposed(g: Graph, x: str) -> str:
+    return g.op("Transpose", x, perm=[1, 0])
+
+
+@lowering("_backward_RNN_lstm_forward")
+def _train_lstm_onnx(ctx: LoweringContext) -> None:
+    """Per step one ``W_h2h (4H, H) x h (H, N)`` Gemm onto the step's columns of one
+    ``W_i2h x^T + b`` Gemm over all steps, the gates and the cell, and the factors
+    ``[b, a, f]`` of the backward recursion (:func:`.rnn_grad.lstm_factors`); each output is
+    written by the node that makes it (no Reshape or Identity copies into the outputs)."""
+    g, T, C, H, dirs = _unrolled(ctx, 0)
+    x2d = g.rows(_input(g, 0), C)
+    ys, hs, cs, factors = [], [], [], []
+    # tanh(x) = 2 sigmoid(2x) - 1: with the g rows of the weights doubled one Sigmoid gives
+    # every gate, and tanh's derivative 1 - g^2 = 4 sigmoid'(2x) joins the others' in ds
+    twice = np.ones((4 * H, 1), g.work)
+    twice[2 * H:3 * H] = 2.0
+    col = ctx.const(twice, "twice")
+    first = ctx.ints([0], "axes")
+    lp = layer_params(H, ctx.params.bidirectional)
+    for d, (wx, wh, bx, bh) in enumerate(layer_weights(g, lp, _input(g, 1), C)):
+        bias = g.op("Mul", g.op("Unsqueeze", g.op("Add", bx, bh), ctx.ints([1], "axes")), col)
+        xw = g.steps(g.op("Gemm", g.op("Mul", wx, col), x2d, bias, transB=1), axis=1)
+        wh = g.op("Mul", wh, col)
+        h = _transposed(g, state_row(g, _input(g, 2), d))
+        c = _transposed(g, state_row(g, _input(g, 3), d))
+        y, steps = [None] * T, [None] * T
+        for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
+            s = g.op("Sigmoid", g.op("Gemm", wh, h, xw[t]))  # (4H, N)
+            attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
+            i, f, sg, o = ctx.make("Split", [s], outputs=4, axis=0, **attrs)
+            gg = g.op("Sub", g.op("Mul", sg, g.scalar(2.0)), g.scalar(1.0))
+            c_prev, c = c, g.op("Add", g.op("Mul", f, c), g.op("Mul", i, gg))
+            tc = g.op("Tanh", c)
+            h = g.op("Mul", o, tc)
+            ds = g.op("Mul", s, g.one_minus(s))  # the g block's 1 - gg^2 is 4 ds: in i4
+            i4 = g.op("Mul", i, g.scalar(4.0))
+            b = g.op("Mul", g.op("Concat", gg, c_prev, i4, tc, axis=0), ds)
+            y[t] = g.op("Unsqueeze", h, first)  # (1, H, N)
+            steps[t] = [b, g.op("Sub", o, g.op("Mul", h, tc)), f]
+        ys += y
+        hs.append(h)
+        cs.append(c)
+        factors += [x for step in steps for x in step]
+    if ctx.wants(0):  # (T, dirs*H, N) -> (T, N, dirs*H)
+        y = [g.op("Concat", *ys[d * T:(d + 1) * T], axis=0) if T > 1 else ys[d * T]
+             for d in range(dirs)]
+        y = y[0] if dirs == 1 else g.op("Concat", *y, axis=1)
+        deliver(ctx, g.op("Transpose", y, perm=[0, 2, 1]), 0, g.work)
+    for k, rows in ((1, hs), (2, cs)):
+        if ctx.wants(k):
+            deliver(ctx, stack_rows(g, [_transposed(g, r) for r in rows], ""), k, g.work)
+    if ctx.wants(3):  # (dirs*T*6H, N)
+        deliver(ctx, g.op("Concat", *factors, axis=0), 3, g.work)
+
+
+@lowering("_backward_RNN_lstm")
+def _backward_train_lstm_onnx(ctx: LoweringContext) -> None:
+    """Back-propagation through time from the reserve: per step a few (H, N) products and
+    one ``W_h2h^T (H, 4H) x da (4H, N)`` MatMul; the weight gradients one Gemm each of
+    ``dA (4H, T*N)`` (the steps' ``da`` side by side) with the inputs and previous states,
+    the data gradient one Gemm ``dA^T W_i2h``."""
+    g, T, C, H, dirs = _unrolled(ctx, 3)
+    lp = layer_params(H, ctx.params.bidirectional)
+    weights = layer_weights(g, lp, _input(g, 4), C)
+    x2d = g.rows(_input(g, 3), C)
+    factors = ctx.make("Split", [_input(g, 8), ctx.ints([4 * H, H, H] * (dirs * T), "sizes")],
+                       outputs=3 * dirs * T, axis=0)
+    dy_t = g.op("Transpose", _input(g, 0), perm=[0, 2, 1])  # (T, dirs*H, N)
+    out_y = _input(g, 7)
+    dx, d_state, d_cell, d_weights = None, [], [], []
+    for d, (wx, wh, _, _) in enumerate(weights):
+        mine = dy_t if dirs == 1 else g.cols(dy_t, d * H, (d + 1) * H, axis=1)
+        dy = g.steps(g.op("Reshape", mine, ctx.ints([T * H, -1], "dyshape")))
+        b, a, f = (factors[3 * T * d + k::3][:T] for k in range(3))
+        wh_t = _transposed(g, wh)  # (H, 4H)
+        dh = _transposed(g, state_row(g, _input(g, 1), d))
+        dc = _transposed(g, state_row(g, _input(g, 2), d))
+        da = [None] * T
+        order = range(T) if d == 1 else range(T - 1, -1, -1)
+        for n_done, t in enumerate(order):
+            dh = g.op("Add", dy[t], dh)
+            dc = g.op("Add", dc, g.op("Mul", dh, a[t]))
+            da[t] = g.op("Mul", g.op("Concat", dc, dc, dc, dh, axis=0), b[t])
+            dc = g.op("Mul", dc, f[t])
+            if n_done < T - 1 or ctx.wants(2):
+                dh = g.op("MatMul", wh_t, da[t])
+        d_state.append(dh)
+        d_cell.append(dc)
+        d_all = g.op("Concat", *da, axis=1) if T > 1 else da[0]  # (4H, T*N)
+        y = out_y if dirs == 1 else g.cols(out_y, d * H, (d + 1) * H, axis=2)
+        h_prev = g.rows(shifted(g, y, state_row(g, _input(g, 5), d), d == 1), H)
+        d_weights.append([g.op("Gemm", d_all, x2d), g.op("Gemm", d_all, h_prev),
+                          g.op("ReduceSum", d_all, ctx.ints([1], "axes"), keepdims=0)])
+        if ctx.wants(0):
+            part = g.op("Gemm", d_all, wx, transA=1)  # (T*N, C)
+            dx = part if dx is None else g.op("Add", dx, part)
+    if ctx.wants(0):
+        deliver(ctx, g.op("Reshape", dx, ctx.ints([T, -1, C], "xshape")), 0, g.work)
+    if ctx.wants(1):  # MXNet's layout: W_i2h, W_h2h by direction, then b_i2h, b_h2h
+        flat = [g.op("Reshape", w[j], ctx.ints([-1], "flat")) for w in d_weights for j in (0, 1)]
+        deliver(ctx, g.op("Concat", *flat, *[w[2] for w in d_weights for _ in (0, 1)],
+                          axis=0), 1, g.work)
+    for k, rows in ((2, d_state), (3, d_cell)):
+        if ctx.wants(k):
+            deliver(ctx, stack_rows(g, [_transposed(g, r) for r in rows], ""), k, g.work)
