@@ -17,12 +17,22 @@ from tests.ops._gradcheck import graph_grads
 T, N, C, H = 4, 3, 5, 2
 
 
-def _inputs(bidirectional: bool, dtype: str, seed: int = 0) -> list[np.ndarray]:
+def _inputs(bidirectional: bool, dtype: str, seed: int = 0, batch: int = N) -> list[np.ndarray]:
+    """``RNN``'s inputs: data, the flat parameter vector, state, state_cell."""
     rs = np.random.RandomState(seed)
     dirs = 2 if bidirectional else 1
     size = rnn_param_size("lstm", H, 1, bidirectional, C)
-    shapes = [(T, N, C), (size,), (dirs, N, H), (dirs, N, H)]
+    shapes = [(T, batch, C), (size,), (dirs, batch, H), (dirs, batch, H)]
     return [rs.uniform(-0.8, 0.8, s).astype(dtype) for s in shapes]
+
+
+def _cut(xs: list[np.ndarray], bidirectional: bool) -> list[np.ndarray]:
+    """``_backward_RNN_lstm_forward``'s inputs: the flat vector cut into its pieces (MXNet's
+    order: i2h and h2h weights by direction, then the biases), flattened."""
+    sizes = [4 * H * C, 4 * H * H] * (2 if bidirectional else 1)
+    sizes += [4 * H, 4 * H] * (2 if bidirectional else 1)
+    pieces = np.split(xs[1], np.cumsum(sizes)[:-1])
+    return [xs[0], *pieces, *xs[2:]]
 
 
 def _heads(bidirectional: bool, dtype: str) -> list[np.ndarray]:
@@ -42,7 +52,8 @@ CASES = [(False, "float32"), (True, "float32"), (True, "float64")]
 @pytest.mark.parametrize("bidirectional, dtype", CASES)
 def test_forward_equals_rnn(bidirectional, dtype):
     xs = _inputs(bidirectional, dtype)
-    got = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x, dtype=dtype) for x in xs],
+    got = mx.nd.invoke("_backward_RNN_lstm_forward",
+                       [mx.nd.array(x, dtype=dtype) for x in _cut(xs, bidirectional)],
                        _attrs(bidirectional))
     want = mx.nd.invoke("RNN", [mx.nd.array(x, dtype=dtype) for x in xs],
                         {"mode": "lstm", "num_layers": 1, "state_outputs": True,
@@ -69,8 +80,8 @@ def test_onnx_forward_equals_numpy_kernel(bidirectional):
     layout (onnxruntime against the numpy kernel, float32 rtol 1e-4 / atol 1e-5)."""
     from tests.ops._gradcheck import _ort_run
 
-    xs = _inputs(bidirectional, "float32")
-    names = [f"in{i}" for i in range(4)]
+    xs = _cut(_inputs(bidirectional, "float32"), bidirectional)
+    names = [f"in{i}" for i in range(len(xs))]
     sym = mx.sym.invoke("_backward_RNN_lstm_forward", [mx.sym.var(n) for n in names],
                         _attrs(bidirectional))
     got = _ort_run(sym, dict(zip(names, xs)), None)
@@ -90,8 +101,10 @@ def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
                                                "state_outputs": True, **_attrs(bidirectional)}},
                        xs, heads)
     reserve = np.zeros(((2 if bidirectional else 1) * T * 6 * H, N), dtype)
-    got = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(bidirectional)}, xs,
-                      heads + [reserve], backend=backend)
+    got = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(bidirectional)},
+                      _cut(xs, bidirectional), heads + [reserve], backend=backend)
+    assert len(got) == 3 + 4 * (2 if bidirectional else 1)
+    got = [got[0], np.concatenate(got[1:-2]), *got[-2:]]  # the pieces' as the flat vector's
     exact = dtype == "float64" and backend == "numpy"
     tol = {"rtol": 1e-9, "atol": 1e-11} if exact else {"rtol": 1e-4, "atol": 1e-5}
     for i, (g, w) in enumerate(zip(got, want)):
@@ -113,7 +126,8 @@ def test_onnx_forward_dynamic_sequence_is_refused():
     from gluonport.errors import ConversionError
 
     with pytest.raises(ConversionError, match="sequence length must be static"):
-        _export("_backward_RNN_lstm_forward", _inputs(False, "float32"), {"in0": {0: "T"}})
+        _export("_backward_RNN_lstm_forward", _cut(_inputs(False, "float32"), False),
+                {"in0": {0: "T"}})
 
 
 def test_onnx_forward_dynamic_batch():
@@ -121,14 +135,34 @@ def test_onnx_forward_dynamic_batch():
     (onnxruntime against the numpy kernel, float32 rtol 1e-4 / atol 1e-5)."""
     from tests.onnx._export_check import run_ort
 
-    model = _export("_backward_RNN_lstm_forward", _inputs(False, "float32"),
-                    {"in0": {1: "N"}, "in2": {1: "N"}, "in3": {1: "N"}})
-    rs = np.random.RandomState(3)
-    size = rnn_param_size("lstm", H, 1, False, C)
-    xs = [rs.uniform(-0.8, 0.8, s).astype("float32")
-          for s in [(T, 5, C), (size,), (1, 5, H), (1, 5, H)]]
+    model = _export("_backward_RNN_lstm_forward", _cut(_inputs(False, "float32"), False),
+                    {"in0": {1: "N"}, "in5": {1: "N"}, "in6": {1: "N"}})
+    xs = _cut(_inputs(False, "float32", seed=3, batch=5), False)
     got = run_ort(model, {f"in{i}": x for i, x in enumerate(xs)})
     want = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in xs],
                         _attrs(False))
     for k, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w.asnumpy(), rtol=1e-4, atol=1e-5, err_msg=f"output {k}")
+
+
+def test_pieces_in_their_parameters_shapes():
+    """Gluon's parameters unflattened ((4H, C), (4H, H), (4H,)) give the same outputs, and
+    their gradients come back in those shapes; a piece of the wrong size is refused."""
+    from gluonport.errors import ShapeError
+
+    xs = _cut(_inputs(False, "float32"), False)
+    shaped = [xs[0], xs[1].reshape(4 * H, C), xs[2].reshape(4 * H, H), *xs[3:]]
+    flat = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in xs], _attrs(False))
+    got = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in shaped],
+                       _attrs(False))
+    for g, w in zip(got, flat):
+        np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+    heads = _heads(False, "float32") + [np.zeros((T * 6 * H, N), np.float32)]
+    for backend in ("numpy", "onnx"):
+        grads = graph_grads({"op": "_backward_RNN_lstm_forward", "attrs": _attrs(False)}, shaped,
+                            heads, backend=backend)
+        assert [g.shape for g in grads] == [x.shape for x in shaped], backend
+    with pytest.raises(ShapeError, match="h2h_weight"):
+        mx.nd.invoke("_backward_RNN_lstm_forward",
+                     [mx.nd.array(x) for x in [xs[0], xs[1], xs[2][:-1], *xs[3:]]],
+                     _attrs(False))

@@ -335,24 +335,41 @@ def _layer_params(p, params) -> list | None:
             for layer in range(p.num_layers)]
 
 
+def _unflattened(piece):
+    """What a Gluon RNN layer flattened into ``piece`` with ``reshape(-1)`` (the parameter
+    itself: an LSTM's training forward reads its pieces in any shape, and a Reshape of a
+    graph input is a copy on onnxruntime), else ``piece``."""
+    import json
+    import re
+
+    graph = json.loads(piece.tojson())
+    head = graph["nodes"][graph["heads"][0][0]]
+    shape = head.get("attrs", {}).get("shape", "")
+    if head["op"] in ("Reshape", "reshape") and re.findall(r"-?\d+", shape) == ["-1"] and (
+            head["attrs"].get("reverse", "False") in ("False", "0", "false")):
+        return piece.get_children()
+    return piece
+
+
 def _rnn_train_graph(F, p, inputs: list):
     """Training mode on ONNX, for the flat parameter vector of Gluon's RNN layers: one
     single-layer ``RNN`` node per layer (its own flat vector joined from that layer's pieces,
-    the states cut per layer) and dropout ``p`` between layers as Dropout's (a uniform draw
-    kept below ``1 - p``, scaled by ``1 / (1 - p)``). So every layer's input is a forward
-    value the backward graph reads (``_backward_RNN``'s lowering then re-runs no layer) and
-    the masks are values too. One layer, options without a backward pass, or another flat
-    vector without dropout: trains as it infers (``None``); with dropout: refused (the
-    backward lowering of a multi-layer node cannot see its masks), so the step stays on the
-    numpy executor."""
+    the states cut per layer; for LSTM one ``_backward_RNN_lstm_forward`` node taking the
+    layer's pieces) and dropout ``p`` between layers as Dropout's (a uniform draw kept below
+    ``1 - p``, scaled by ``1 / (1 - p)``). So every layer's input is a forward value the
+    backward graph reads (``_backward_RNN``'s lowering then re-runs no layer) and the masks
+    are values too. One layer but LSTM's, options without a backward pass, or another flat
+    vector without dropout: trains as it infers (``None``); with dropout between layers:
+    refused (the backward lowering of a multi-layer node cannot see its masks), so the step
+    stays on the numpy executor."""
     from .rnn_grad import trainable
 
     lstm = p.mode == "lstm"
     if not trainable(p) or (p.num_layers == 1 and not lstm):
         return None
-    layers = _layer_params(p, inputs[1]) if p.num_layers > 1 else [None]
+    layers = _layer_params(p, inputs[1]) if p.num_layers > 1 or lstm else [None]
     if layers is None:
-        if p.p > 0:
+        if p.p > 0 and p.num_layers > 1:
             raise GluonportError(f"RNN: training-mode dropout between layers (p={p.p}) of a "
                                  "parameter vector not built by Gluon's RNN layers has no "
                                  "form from exportable ops; this training step runs on numpy")
@@ -364,13 +381,14 @@ def _rnn_train_graph(F, p, inputs: list):
     attrs.update(num_layers=1, p=0.0, state_outputs=True)
     x, finals = inputs[0], [[], []]
     for layer, pieces in enumerate(layers):
-        flat = inputs[1] if pieces is None else F._internal._rnn_param_concat(
-            *pieces, dim=0, num_args=len(pieces))
         if lstm:  # keeps its step activations for the backward pass (no re-computation)
             outs = F._internal._backward_RNN_lstm_forward(
-                x, flat, states[0][layer], states[1][layer], state_size=p.state_size,
+                x, *[_unflattened(w) for w in pieces], states[0][layer], states[1][layer],
+                state_size=p.state_size,
                 bidirectional=p.bidirectional)
         else:
+            flat = inputs[1] if pieces is None else F._internal._rnn_param_concat(
+                *pieces, dim=0, num_args=len(pieces))
             outs = F.RNN(x, flat, *[s[layer] for s in states], **attrs)
         x = outs[0]
         for k in range(len(states)):

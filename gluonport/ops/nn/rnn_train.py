@@ -10,8 +10,14 @@ on onnxruntime (``RNN``'s ``train_graph`` in :mod:`.rnn`: one node of this op pe
 makes the reserve an output, which the backward graph reads as a saved forward value instead
 of re-computing the gates (two GEMMs over all steps per layer and direction).
 
-Inputs: ``data`` (T, N, C), ``parameters`` (a one-layer LSTM's flat vector in MXNet's layout,
-:func:`.rnn.unpack_params`), ``state`` and ``state_cell`` (dirs, N, H). Outputs: ``output``
+Inputs: ``data`` (T, N, C); the pieces of a one-layer LSTM's flat parameter vector in MXNet's
+order (:func:`.rnn.unpack_params`): ``i2h_weight`` (4H, C), ``h2h_weight`` (4H, H) per
+direction, then ``i2h_bias``, ``h2h_bias`` (4H) per direction (the reverse direction's named
+``r_...``), Gluon's parameters as its RNN layers flatten them into ``_rnn_param_concat`` (a
+piece may have any shape of its size: it is read in that layout); ``state`` and
+``state_cell`` (dirs, N, H). Taking the parameters, not the joined vector, spares a training
+step joining the vector and cutting it up again, and the same for its gradient. Outputs:
+``output``
 (T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve``
 (dirs*T*6H, N): for each direction and step (in time order) the factors of the backward
 recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
@@ -37,8 +43,7 @@ from ..infer import fmt, merge
 from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 from . import rnn_grad  # a module: it may still be initialising
-from .rnn import layer_params, rnn_param_size, unpack_params
-from .rnn_grad_onnx import Graph, layer_weights, shifted, stack_rows, state_row
+from .rnn_grad_onnx import Graph, shifted, stack_rows, state_row
 
 __all__: list[str] = []
 
@@ -72,16 +77,38 @@ def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: 
     return ys, h, c, res
 
 
-def _train_lstm(p, data: np.ndarray, params: np.ndarray, state: np.ndarray,
-                cell: np.ndarray) -> list:
-    _shape(p, [data.shape, params.shape, state.shape, cell.shape])
+def _dirs(p) -> int:
+    return 2 if p.bidirectional else 1
+
+
+def _input_names(p) -> tuple[str, ...]:
+    sides = ("", "r_")[:_dirs(p)]
+    return ("data", *[f"{d}{g}_weight" for d in sides for g in ("i2h", "h2h")],
+            *[f"{d}{g}_bias" for d in sides for g in ("i2h", "h2h")], "state", "state_cell")
+
+
+def _piece_shapes(p, C: int) -> list[tuple[int, ...]]:
+    H4 = 4 * p.state_size
+    return [(H4, C), (H4, p.state_size)] * _dirs(p) + [(H4,), (H4,)] * _dirs(p)
+
+
+def _directions(p, pieces: list, C: int) -> list[list]:
+    """Per direction ``[W_i2h (4H, C), W_h2h (4H, H), None, b_i2h, b_h2h]`` (the layout of
+    :func:`.rnn.unpack_params`) from the flattened pieces."""
+    dirs, H = _dirs(p), p.state_size
+    return [[pieces[2 * d].reshape(4 * H, C), pieces[2 * d + 1].reshape(4 * H, H), None,
+             pieces[2 * dirs + 2 * d], pieces[2 * dirs + 2 * d + 1]] for d in range(dirs)]
+
+
+def _train_lstm(p, data: np.ndarray, *rest: np.ndarray) -> list:
+    _shape(p, [x.shape for x in (data, *rest)])
+    *pieces, state, cell = rest
     if data.dtype.kind != "f":
         raise DTypeError("_backward_RNN_lstm_forward: data must be floating point, got "
                          f"{data.dtype.name}")
     acc = np.float32 if data.dtype == np.float16 else data.dtype
     x = data.astype(acc, copy=False)
-    weights = unpack_params(layer_params(p.state_size, p.bidirectional),
-                            params.astype(acc, copy=False), data.shape[2])
+    weights = _directions(p, [w.astype(acc, copy=False) for w in pieces], data.shape[2])
     outs, hs, cs, res = [], [], [], []
     for d, w in enumerate(weights):
         y, h, c, r = _forward_dir(x, state[d].astype(acc), cell[d].astype(acc), w, d == 1)
@@ -117,12 +144,18 @@ def _shape(p, in_shapes: list) -> tuple[list, list]:
         raise ShapeError("_backward_RNN_lstm_forward: data must be 3-d (T, N, C), got "
                          f"{fmt(data)}")
     T, N, C = data
-    dirs, H = (2 if p.bidirectional else 1), p.state_size
-    ins[2] = merge(ins[2], (dirs, N, H), "_backward_RNN_lstm_forward: state: ")
-    ins[3] = merge(ins[3], (dirs, N, H), "_backward_RNN_lstm_forward: state_cell: ")
+    dirs, H = _dirs(p), p.state_size
+    names = _input_names(p)
+    for k in (-2, -1):
+        ins[k] = merge(ins[k], (dirs, N, H), f"_backward_RNN_lstm_forward: {names[k]}: ")
     if C:
-        ins[1] = merge(ins[1], (rnn_param_size("lstm", H, 1, p.bidirectional, C),),
-                       "_backward_RNN_lstm_forward: parameters: ")
+        for k, want in enumerate(_piece_shapes(p, C), 1):
+            if ins[k] is None:
+                ins[k] = want
+            elif all(ins[k]) and int(np.prod(ins[k])) != int(np.prod(want)):
+                raise ShapeError(f"_backward_RNN_lstm_forward: {names[k]}: expected "
+                                 f"{fmt(want)} ({int(np.prod(want))} values), got "
+                                 f"{fmt(ins[k])}")
     return ins, [(T, N, dirs * H), (dirs, N, H), (dirs, N, H), (dirs * T * 6 * H, N)]
 
 
@@ -137,13 +170,13 @@ def _type(p, in_types: list) -> tuple[list, list]:
 
 
 def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
-                         data: np.ndarray, params: np.ndarray, state: np.ndarray,
-                         cell: np.ndarray, output: np.ndarray, reserve: np.ndarray) -> list:
+                         data: np.ndarray, *rest: np.ndarray) -> list:
+    *pieces, state, cell, output, reserve = rest
     acc = np.float32 if data.dtype == np.float16 else data.dtype
     H, C = p.state_size, data.shape[2]
-    weights = unpack_params(layer_params(H, p.bidirectional), params.astype(acc, copy=False), C)
-    grad = np.zeros(params.shape, acc)
-    gviews = unpack_params(layer_params(H, p.bidirectional), grad, C)
+    weights = _directions(p, [w.astype(acc, copy=False) for w in pieces], C)
+    grads = [np.empty(w.shape, w.dtype) for w in pieces]
+    gviews = _directions(p, grads, C)
     x = data.astype(acc, copy=False)
     dx, dh0, dc0 = 0.0, np.empty(state.shape, acc), np.empty(cell.shape, acc)
     T, dirs = data.shape[0], len(weights)
@@ -159,8 +192,8 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
         gviews[d][1][...] = dwh
         gviews[d][3][...] = db
         gviews[d][4][...] = db
-    return [np.asarray(dx).astype(data.dtype), grad.astype(params.dtype),
-            dh0.astype(state.dtype), dc0.astype(cell.dtype)]
+    return [np.asarray(dx).astype(data.dtype), *grads, dh0.astype(state.dtype),
+            dc0.astype(cell.dtype)]
 
 
 def _grad(F, p, inputs: list, outputs: list, ograds: list) -> list:
@@ -168,14 +201,14 @@ def _grad(F, p, inputs: list, outputs: list, ograds: list) -> list:
     g = F._internal._backward_RNN_lstm(*ograds[:3], *inputs, outputs[0], outputs[3],
                                                 state_size=p.state_size,
                                                 bidirectional=p.bidirectional)
-    return [g[k] for k in range(4)]
+    return [g[k] for k in range(len(inputs))]
 
 
 _PARAMS = {"state_size": Int(), "bidirectional": Bool(False)}
 
 register(OpDef(
     "_backward_RNN_lstm_forward", params=_PARAMS,
-    inputs=("data", "parameters", "state", "state_cell"), compute=_train_lstm,
+    inputs=_input_names, compute=_train_lstm,
     infer_shape=_shape, infer_type=_type, num_outputs=4,
     output_names=("output", "state_output", "statecell_output", "reserve"),
     gradient=_grad,
@@ -185,19 +218,20 @@ register(OpDef(
 
 
 def _bwd_shape(p, in_shapes: list) -> tuple[list, list]:
-    ins, _ = _shape(p, list(in_shapes[3:7]))
-    return list(in_shapes[:3]) + ins + list(in_shapes[7:]), ins
+    ins, _ = _shape(p, list(in_shapes[3:-2]))
+    return list(in_shapes[:3]) + ins + list(in_shapes[-2:]), ins
 
 
 register(OpDef(
     "_backward_RNN_lstm", params=_PARAMS,
-    inputs=("out_grad", "state_grad", "statecell_grad", "data", "parameters", "state",
-            "state_cell", "output", "reserve"),
+    inputs=lambda p: ("out_grad", "state_grad", "statecell_grad", *_input_names(p), "output",
+                      "reserve"),
     compute=_train_lstm_backward, infer_shape=_bwd_shape,
-    infer_type=lambda p, t: (list(t), list(t[3:7])), num_outputs=4,
+    infer_type=lambda p, t: (list(t), list(t[3:-2])),
+    num_outputs=lambda p: 3 + 4 * _dirs(p),
     no_gradient="a backward kernel (gluonport's, as _backward_RNN_lstm_forward)",
-    doc="_backward_RNN_lstm_forward's gradients of data, parameters, state and state_cell by "
-        "back-propagation through time from the forward's reserve."))
+    doc="_backward_RNN_lstm_forward's gradients of its inputs (data, the parameter pieces, "
+        "state and state_cell) by back-propagation through time from the forward's reserve."))
 
 
 # --- ONNX lowerings: the time loop unrolled, features x batch (see the module docstring) ------
@@ -216,6 +250,24 @@ def _unrolled(ctx: LoweringContext, i_data: int) -> tuple[Graph, int, int, int, 
 
 def _input(g: Graph, i: int) -> str:
     return g.cast(g.ctx.inputs[i], g.work, g.ctx.in_dtypes[i])
+
+
+def _reshaped(g: Graph, x: str, have: tuple | None, want: tuple) -> str:
+    """``x`` (of shape ``have``) as ``want`` (a Reshape only where they differ)."""
+    if have is not None and tuple(have) == tuple(want):
+        return x
+    return g.op("Reshape", x, g.ctx.ints(list(want), "pshape"))
+
+
+def _onnx_weights(g: Graph, first: int, C: int) -> list[list[str]]:
+    """Per direction ``[W_i2h (4H, C), W_h2h (4H, H), b_i2h, b_h2h]`` from the pieces at
+    inputs ``first...``."""
+    ctx = g.ctx
+    pieces = [_reshaped(g, _input(g, first + k), ctx.in_shapes[first + k], want)
+              for k, want in enumerate(_piece_shapes(ctx.params, C))]
+    dirs = _dirs(ctx.params)
+    return [[pieces[2 * d], pieces[2 * d + 1], pieces[2 * dirs + 2 * d],
+             pieces[2 * dirs + 2 * d + 1]] for d in range(dirs)]
 
 
 def _transposed(g: Graph, x: str) -> str:
@@ -237,13 +289,13 @@ def _train_lstm_onnx(ctx: LoweringContext) -> None:
     twice[2 * H:3 * H] = 2.0
     col = ctx.const(twice, "twice")
     first = ctx.ints([0], "axes")
-    lp = layer_params(H, ctx.params.bidirectional)
-    for d, (wx, wh, bx, bh) in enumerate(layer_weights(g, lp, _input(g, 1), C)):
+    i_state = 1 + 4 * dirs
+    for d, (wx, wh, bx, bh) in enumerate(_onnx_weights(g, 1, C)):
         bias = g.op("Mul", g.op("Unsqueeze", g.op("Add", bx, bh), ctx.ints([1], "axes")), col)
         xw = g.steps(g.op("Gemm", g.op("Mul", wx, col), x2d, bias, transB=1), axis=1)
         wh = g.op("Mul", wh, col)
-        h = _transposed(g, state_row(g, _input(g, 2), d))
-        c = _transposed(g, state_row(g, _input(g, 3), d))
+        h = _transposed(g, state_row(g, _input(g, i_state), d))
+        c = _transposed(g, state_row(g, _input(g, i_state + 1), d))
         y, steps = [None] * T, [None] * T
         for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
             s = g.op("Sigmoid", g.op("Gemm", wh, h, xw[t]))  # (4H, N)
@@ -279,15 +331,17 @@ def _backward_train_lstm_onnx(ctx: LoweringContext) -> None:
     """Back-propagation through time from the reserve: per step a few (H, N) products and
     one ``W_h2h^T (H, 4H) x da (4H, N)`` MatMul; the weight gradients one Gemm each of
     ``dA (4H, T*N)`` (the steps' ``da`` side by side) with the inputs and previous states,
-    the data gradient one Gemm ``dA^T W_i2h``."""
+    the data gradient one Gemm ``dA^T W_i2h``. Outputs as the inputs after the head
+    gradients: data, the parameter pieces, state, state_cell."""
     g, T, C, H, dirs = _unrolled(ctx, 3)
-    lp = layer_params(H, ctx.params.bidirectional)
-    weights = layer_weights(g, lp, _input(g, 4), C)
+    weights = _onnx_weights(g, 4, C)
+    i_state = 4 + 4 * dirs  # then state_cell, the forward's output and its reserve
     x2d = g.rows(_input(g, 3), C)
-    factors = ctx.make("Split", [_input(g, 8), ctx.ints([4 * H, H, H] * (dirs * T), "sizes")],
+    factors = ctx.make("Split", [_input(g, i_state + 3),
+                                 ctx.ints([4 * H, H, H] * (dirs * T), "sizes")],
                        outputs=3 * dirs * T, axis=0)
     dy_t = g.op("Transpose", _input(g, 0), perm=[0, 2, 1])  # (T, dirs*H, N)
-    out_y = _input(g, 7)
+    out_y = _input(g, i_state + 2)
     dx, d_state, d_cell, d_weights = None, [], [], []
     for d, (wx, wh, _, _) in enumerate(weights):
         mine = dy_t if dirs == 1 else g.cols(dy_t, d * H, (d + 1) * H, axis=1)
@@ -303,24 +357,31 @@ def _backward_train_lstm_onnx(ctx: LoweringContext) -> None:
             dc = g.op("Add", dc, g.op("Mul", dh, a[t]))
             da[t] = g.op("Mul", g.op("Concat", dc, dc, dc, dh, axis=0), b[t])
             dc = g.op("Mul", dc, f[t])
-            if n_done < T - 1 or ctx.wants(2):
+            if n_done < T - 1 or ctx.wants(1 + 4 * dirs):
                 dh = g.op("MatMul", wh_t, da[t])
         d_state.append(dh)
         d_cell.append(dc)
         d_all = g.op("Concat", *da, axis=1) if T > 1 else da[0]  # (4H, T*N)
         y = out_y if dirs == 1 else g.cols(out_y, d * H, (d + 1) * H, axis=2)
-        h_prev = g.rows(shifted(g, y, state_row(g, _input(g, 5), d), d == 1), H)
-        d_weights.append([g.op("Gemm", d_all, x2d), g.op("Gemm", d_all, h_prev),
-                          g.op("ReduceSum", d_all, ctx.ints([1], "axes"), keepdims=0)])
+        h_prev = g.rows(shifted(g, y, state_row(g, _input(g, i_state), d), d == 1), H)
+        d_weights.append((d_all, x2d, h_prev))
         if ctx.wants(0):
             part = g.op("Gemm", d_all, wx, transA=1)  # (T*N, C)
             dx = part if dx is None else g.op("Add", dx, part)
     if ctx.wants(0):
         deliver(ctx, g.op("Reshape", dx, ctx.ints([T, -1, C], "xshape")), 0, g.work)
-    if ctx.wants(1):  # MXNet's layout: W_i2h, W_h2h by direction, then b_i2h, b_h2h
-        flat = [g.op("Reshape", w[j], ctx.ints([-1], "flat")) for w in d_weights for j in (0, 1)]
-        deliver(ctx, g.op("Concat", *flat, *[w[2] for w in d_weights for _ in (0, 1)],
-                          axis=0), 1, g.work)
-    for k, rows in ((2, d_state), (3, d_cell)):
+    for d, (d_all, x2d, h_prev) in enumerate(d_weights):  # each written where it is made
+        for k, rows in ((1 + 2 * d, x2d), (2 + 2 * d, h_prev)):
+            if ctx.wants(k):  # (4H, C), (4H, H): as the piece's own shape
+                have = (4 * H, C if k == 1 + 2 * d else H)
+                deliver(ctx, _reshaped(g, g.op("Gemm", d_all, rows), have,
+                                       ctx.in_shapes[3 + k]), k, g.work)
+        bias = [k for k in (1 + 2 * dirs + 2 * d, 2 + 2 * dirs + 2 * d) if ctx.wants(k)]
+        if bias:  # both biases have the same gradient
+            deliver(ctx, g.op("ReduceSum", d_all, ctx.ints([1], "axes"), keepdims=0), bias[0],
+                    g.work)
+            for k in bias[1:]:
+                ctx.make("Identity", [ctx.outputs[bias[0]]], outputs=[ctx.outputs[k]])
+    for k, rows in ((1 + 4 * dirs, d_state), (2 + 4 * dirs, d_cell)):
         if ctx.wants(k):
             deliver(ctx, stack_rows(g, [_transposed(g, r) for r in rows], ""), k, g.work)
