@@ -59,12 +59,12 @@ class Graph:
     def one_minus(self, x: str) -> str:
         return self.op("Sub", self.scalar(1.0), x)
 
-    def steps(self, x: str, axis: int = 0) -> list[str]:
-        """A (T*N, ...) tensor cut into T (N, ...) steps (along ``axis``)."""
+    def steps(self, x: str) -> list[str]:
+        """A (T*N, ...) tensor cut into T (N, ...) steps."""
         if self.T == 1:
             return [x]
         attrs = {"num_outputs": self.T} if self.ctx.opset >= 18 else {}
-        return self.ctx.make("Split", [x], outputs=self.T, axis=axis, **attrs)
+        return self.ctx.make("Split", [x], outputs=self.T, axis=0, **attrs)
 
     def rows(self, x: str, width: int) -> str:
         return self.op("Reshape", x, self.ctx.ints([-1, width], "shape"))

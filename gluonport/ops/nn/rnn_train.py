@@ -276,12 +276,15 @@ def _transposed(g: Graph, x: str) -> str:
 
 @lowering("_backward_RNN_lstm_forward")
 def _train_lstm_onnx(ctx: LoweringContext) -> None:
-    """Per step one ``W_h2h (4H, H) x h (H, N)`` Gemm onto the step's columns of one
-    ``W_i2h x^T + b`` Gemm over all steps, the gates and the cell, and the factors
-    ``[b, a, f]`` of the backward recursion (:func:`.rnn_grad.lstm_factors`); each output is
-    written by the node that makes it (no Reshape or Identity copies into the outputs)."""
+    """Per step one ``[W_h2h | W_i2h] (4H, H+C) x [h; x_t] (H+C, N) + b`` Gemm, the gates and
+    the cell, and the factors ``[b, a, f]`` of the backward recursion
+    (:func:`.rnn_grad.lstm_factors`); each output is written by the node that makes it (no
+    Reshape or Identity copies into the outputs). One Gemm a step of both weights, rather
+    than the input's product for all steps at once and then cut into steps, measured 10.4 ->
+    9.4 ms for one layer of 35 steps, N=32, C=H=256 (onnxruntime, one thread)."""
     g, T, C, H, dirs = _unrolled(ctx, 0)
-    x2d = g.rows(_input(g, 0), C)
+    x_t = g.steps(g.op("Reshape", g.op("Transpose", _input(g, 0), perm=[0, 2, 1]),
+                       ctx.ints([T * C, -1], "xtshape")))  # per step (C, N)
     ys, hs, cs, factors = [], [], [], []
     # tanh(x) = 2 sigmoid(2x) - 1: with the g rows of the weights doubled one Sigmoid gives
     # every gate, and tanh's derivative 1 - g^2 = 4 sigmoid'(2x) joins the others' in ds
@@ -292,13 +295,12 @@ def _train_lstm_onnx(ctx: LoweringContext) -> None:
     i_state = 1 + 4 * dirs
     for d, (wx, wh, bx, bh) in enumerate(_onnx_weights(g, 1, C)):
         bias = g.op("Mul", g.op("Unsqueeze", g.op("Add", bx, bh), ctx.ints([1], "axes")), col)
-        xw = g.steps(g.op("Gemm", g.op("Mul", wx, col), x2d, bias, transB=1), axis=1)
-        wh = g.op("Mul", wh, col)
+        w = g.op("Mul", g.op("Concat", wh, wx, axis=1), col)  # (4H, H+C)
         h = _transposed(g, state_row(g, _input(g, i_state), d))
         c = _transposed(g, state_row(g, _input(g, i_state + 1), d))
         y, steps = [None] * T, [None] * T
         for t in (range(T - 1, -1, -1) if d == 1 else range(T)):
-            s = g.op("Sigmoid", g.op("Gemm", wh, h, xw[t]))  # (4H, N)
+            s = g.op("Sigmoid", g.op("Gemm", w, g.op("Concat", h, x_t[t], axis=0), bias))
             attrs = {"num_outputs": 4} if ctx.opset >= 18 else {}
             i, f, sg, o = ctx.make("Split", [s], outputs=4, axis=0, **attrs)
             gg = g.op("Sub", g.op("Mul", sg, g.scalar(2.0)), g.scalar(1.0))
