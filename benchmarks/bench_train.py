@@ -32,14 +32,18 @@ other processes).
 
 The five configurations of a model and batch (MXNet imperative and hybridized, gluonport
 imperative, hybridized numpy and onnxruntime) run in lockstep: all five children are resident
-at once and take turns of ``--turn`` steps (3), the order rotating each turn, until each has
-run ``--steps``. On a shared virtual machine whose speed drifts by 30-80% over tens of
-seconds (the same GEMM: 99 to 155 GFLOP/s within an hour, every part of a step slower
-together), configurations timed one after another compare different machines; in lockstep a
-slow spell hits all of them. A child waits on a pipe between its turns (it uses no CPU); the
-others' turns evict its data from the caches, so each turn starts with one untimed step.
-``--sequential`` times one configuration after another (``--rounds R`` then alternates the
-sides R times and pools the steps).
+at once and take ``ceil(--steps / --turn)`` turns each, the order rotating each turn. On a
+shared virtual machine whose speed drifts by 30-80% over tens of seconds (the same GEMM: 99
+to 155 GFLOP/s within an hour, every part of a step slower together), configurations timed
+one after another compare different machines; in lockstep a slow spell hits all of them. A
+child waits on a pipe between its turns (it uses no CPU); the others' turns evict its data
+from the caches, so each turn starts with one untimed step. A turn is ``--turn`` timed steps
+(3) or as many as last about ``--turn-s`` seconds (0.3; from the child's warm step time),
+whichever is more: a training loop runs step after step, and turns of three 3 ms steps
+measured how each process recovers from the others' evictions instead (LeNet-BN batch 1 on
+onnxruntime: 3.6 ms a step in 3-step turns, 3.0-3.2 ms in 60-step turns and alone; MXNet
+5.0 and 3.3 ms). ``--sequential`` times one configuration after another (``--rounds R``
+then alternates the sides R times and pools the steps).
 
 The compute floor is 3 x the forward multiply-adds (Convolution, FullyConnected and RNN nodes
 of the traced graph: forward, data gradient, weight gradient) x 2 flops at this machine's fp32
@@ -264,6 +268,8 @@ def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -
     stdin -- one untimed step, then K timed ones, whose times it prints -- until ``done``,
     which prints the finished row."""
     step, res, blocks = _setup(side, name, batch, mode, warmup, loss)
+    if "na" not in res:  # the steady step time, which sets the length of this child's turns
+        res["warm_ms"] = _timed(step)[0]
     print(json.dumps(res), flush=True)
     if "na" in res:
         return
@@ -377,15 +383,25 @@ class _Resident:
         return self.row
 
 
-def lockstep(children: list, turns: int, per_turn: int) -> list:
-    """Take turns: each live child runs ``per_turn`` steps, ``turns`` times, the order
-    rotating by one each turn, so that every configuration's steps are spread over the same
-    stretch of time (a slower spell of the machine hits all of them alike)."""
+def turn_steps(warm_ms: float | None, per_turn: int, turn_s: float) -> int:
+    """Timed steps in a child's turn: ``per_turn``, or as many as last ``turn_s`` seconds at
+    its warm step time ``warm_ms``, whichever is more."""
+    if not warm_ms or warm_ms <= 0:
+        return per_turn
+    return max(per_turn, int(turn_s * 1e3 / warm_ms))
+
+
+def lockstep(children: list, turns: int, per_turn: int, turn_s: float = 0.0) -> list:
+    """Take turns: each live child runs its turn's steps (:func:`turn_steps`), ``turns``
+    times, the order rotating by one each turn, so that every configuration's steps are
+    spread over the same stretch of time (a slower spell of the machine hits all of them
+    alike)."""
+    ks = [turn_steps(c.row.get("warm_ms"), per_turn, turn_s) for c in children]
     for t in range(turns):
-        order = children[t % len(children):] + children[:t % len(children)]
-        for child in order:
+        r = t % len(children)
+        for child, k in zip(children[r:] + children[:r], ks[r:] + ks[:r]):
             if child.alive:
-                child.steps(per_turn)
+                child.steps(k)
     return [child.finish() for child in children]
 
 
@@ -467,7 +483,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="mlp and lenet only, 3 steps")
     ap.add_argument("--models", default=None, help="comma-separated subset of " + ",".join(MODELS))
     ap.add_argument("--batches", default="32,1")
-    ap.add_argument("--steps", type=int, default=20, help="timed steps (at most)")
+    ap.add_argument("--steps", type=int, default=20,
+                    help="timed steps (at most; in lockstep: ceil(steps / --turn) turns, and "
+                         "a turn of short steps runs more, see --turn-s)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--budget", type=float, default=30.0,
                     help="seconds of timed steps per configuration (at least 3 steps)")
@@ -481,7 +499,9 @@ def main() -> None:
                          "one go) instead of the configurations of a model and batch in "
                          "lockstep")
     ap.add_argument("--turn", type=int, default=3,
-                    help="lockstep: steps a configuration runs per turn")
+                    help="lockstep: timed steps a configuration runs per turn (at least)")
+    ap.add_argument("--turn-s", type=float, default=0.3,
+                    help="lockstep: or as many as last about this many seconds, if more")
     ap.add_argument("--loss", choices=("sce", "onehot"), default="sce",
                     help="sce: gluon.loss.SoftmaxCrossEntropyLoss; onehot: the same loss as "
                          "-sum(log_softmax * one_hot) (no pick)")
@@ -583,7 +603,7 @@ def _run_lockstep(name: str, batch: int, steps: int, warmup: int, args, env: dic
                                                        args.loss), env, 600 + args.budget))
         keys.append((side, mode))
     per_turn = max(1, min(args.turn, steps))
-    rows = lockstep(children, -(-steps // per_turn), per_turn)
+    rows = lockstep(children, -(-steps // per_turn), per_turn, args.turn_s)
     for (side, mode), r in zip(keys, rows):
         r.update(side=side, model=name, batch=batch, mode=mode)
         print(_progress(r), flush=True)
