@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -44,7 +43,7 @@ from ..lowering import LoweringContext, deliver, lowering
 from ..registry import OpDef, register
 
 __all__ = ["rnn_param_size", "GATES", "onnx_weight_layout", "unpack_params", "dropout_masks",
-           "keep_for_backward", "kept_for_backward", "onnx_layer", "layer_params"]
+           "keep_for_backward", "kept_for_backward", "onnx_layer"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 """Gates per mode: the number of ``H``-row blocks in each weight matrix."""
@@ -66,13 +65,6 @@ def rnn_param_size(mode: str, state_size: int, num_layers: int, bidirectional: b
     if projection_size:
         size += projection_size * state_size * num_layers * dirs
     return size
-
-
-def layer_params(hidden: int, bidirectional: bool) -> SimpleNamespace:
-    """The attributes of the one-layer LSTM ``RNN`` this op computes (for
-    :func:`.rnn.unpack_params` and :func:`.rnn.rnn_param_size`)."""
-    return SimpleNamespace(mode="lstm", state_size=hidden, num_layers=1,
-                           bidirectional=bidirectional, projection_size=None, p=0.0)
 
 
 def _blocks(p, input_size: int) -> tuple[list[tuple], list[tuple]]:

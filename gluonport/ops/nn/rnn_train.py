@@ -16,10 +16,10 @@ direction, then ``i2h_bias``, ``h2h_bias`` (4H) per direction (the reverse direc
 ``r_...``), Gluon's parameters as its RNN layers flatten them into ``_rnn_param_concat`` (a
 piece may have any shape of its size: it is read in that layout); ``state`` and
 ``state_cell`` (dirs, N, H). Taking the parameters, not the joined vector, spares a training
-step joining the vector and cutting it up again, and the same for its gradient. Outputs:
-``output``
-(T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and ``reserve``
-(dirs*T*6H, N): for each direction and step (in time order) the factors of the backward
+step joining the vector and cutting it up again, and the same for its gradient.
+
+Outputs: ``output`` (T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and
+``reserve`` (dirs*T*6H, N): for each direction and step (in time order) the factors of the backward
 recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
 activations, MXNet's order i, f, g, o, and the cells), each transposed to (features, N). The
 first three equal ``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
@@ -94,10 +94,12 @@ def _piece_shapes(p, C: int) -> list[tuple[int, ...]]:
 
 def _directions(p, pieces: list, C: int) -> list[list]:
     """Per direction ``[W_i2h (4H, C), W_h2h (4H, H), None, b_i2h, b_h2h]`` (the layout of
-    :func:`.rnn.unpack_params`) from the flattened pieces."""
+    :func:`.rnn.unpack_params`) from the pieces, whatever their shapes (views where they are
+    contiguous)."""
     dirs, H = _dirs(p), p.state_size
     return [[pieces[2 * d].reshape(4 * H, C), pieces[2 * d + 1].reshape(4 * H, H), None,
-             pieces[2 * dirs + 2 * d], pieces[2 * dirs + 2 * d + 1]] for d in range(dirs)]
+             pieces[2 * dirs + 2 * d].reshape(-1), pieces[2 * dirs + 2 * d + 1].reshape(-1)]
+            for d in range(dirs)]
 
 
 def _train_lstm(p, data: np.ndarray, *rest: np.ndarray) -> list:
@@ -244,8 +246,7 @@ def _unrolled(ctx: LoweringContext, i_data: int) -> tuple[Graph, int, int, int, 
                        "static (export with a fixed sequence length)")
     dtype = np.dtype(ctx.in_dtypes[i_data])
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
-    p = ctx.params
-    return Graph(ctx, work, int(T)), int(T), int(C), p.state_size, 2 if p.bidirectional else 1
+    return Graph(ctx, work, int(T)), int(T), int(C), ctx.params.state_size, _dirs(ctx.params)
 
 
 def _input(g: Graph, i: int) -> str:
