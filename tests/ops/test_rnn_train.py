@@ -74,17 +74,25 @@ def test_forward_equals_rnn(bidirectional, dtype):
                                    **tol)
 
 
+def _export(op: str, xs: list[np.ndarray], dynamic_axes: dict, bidirectional: bool = False):
+    from gluonport.onnx import export_symbol
+
+    names = [f"in{i}" for i in range(len(xs))]
+    sym = mx.sym.invoke(op, [mx.sym.var(n) for n in names], _attrs(bidirectional))
+    return export_symbol(sym, {}, in_shapes={n: x.shape for n, x in zip(names, xs)},
+                         in_types={n: x.dtype for n, x in zip(names, xs)},
+                         dynamic_axes=dynamic_axes)
+
+
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_onnx_forward_equals_numpy_kernel(bidirectional):
     """The ONNX lowering writes every output, the reserve included, in the numpy kernel's
     layout (onnxruntime against the numpy kernel, float32 rtol 1e-4 / atol 1e-5)."""
-    from tests.ops._gradcheck import _ort_run
+    from tests.onnx._export_check import run_ort
 
     xs = _cut(_inputs(bidirectional, "float32"), bidirectional)
-    names = [f"in{i}" for i in range(len(xs))]
-    sym = mx.sym.invoke("_backward_RNN_lstm_forward", [mx.sym.var(n) for n in names],
-                        _attrs(bidirectional))
-    got = _ort_run(sym, dict(zip(names, xs)), None)
+    model = _export("_backward_RNN_lstm_forward", xs, {}, bidirectional)
+    got = run_ort(model, {f"in{i}": x for i, x in enumerate(xs)})
     want = mx.nd.invoke("_backward_RNN_lstm_forward", [mx.nd.array(x) for x in xs],
                         _attrs(bidirectional))
     assert len(got) == 4
@@ -110,16 +118,6 @@ def test_gradients_equal_backward_rnn(bidirectional, dtype, backend):
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, **tol, err_msg=f"input {i}")
         assert np.abs(w).max() > 0
-
-
-def _export(op: str, xs: list[np.ndarray], dynamic_axes: dict):
-    from gluonport.onnx import export_symbol
-
-    names = [f"in{i}" for i in range(len(xs))]
-    sym = mx.sym.invoke(op, [mx.sym.var(n) for n in names], _attrs(False))
-    return export_symbol(sym, {}, in_shapes={n: x.shape for n, x in zip(names, xs)},
-                         in_types={n: x.dtype for n, x in zip(names, xs)},
-                         dynamic_axes=dynamic_axes)
 
 
 def test_onnx_forward_dynamic_sequence_is_refused():

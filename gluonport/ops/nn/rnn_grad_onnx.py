@@ -33,7 +33,7 @@ import numpy as np
 
 from ..lowering import LoweringContext, deliver
 
-__all__ = ["backward_rnn_onnx", "Graph", "layer_weights", "state_row", "shifted", "stack_rows"]
+__all__ = ["backward_rnn_onnx", "Graph", "state_row", "shifted", "stack_rows"]
 
 
 class Graph:
@@ -73,7 +73,7 @@ class Graph:
         return x if np.dtype(have) == np.dtype(dtype) else self.ctx.cast_to(x, dtype)
 
 
-def layer_weights(g: Graph, p, flat: str, input_size: int) -> list[list[str]]:
+def _weights(g: Graph, p, flat: str, input_size: int) -> list[list[str]]:
     """Per layer-direction ``[W_i2h, W_h2h, b_i2h, b_h2h]`` cut from the flat vector."""
     from .rnn import rnn_param_size, unpack_params  # (this module is imported by rnn's files)
 
@@ -244,7 +244,7 @@ def _bptt(ctx: LoweringContext, p, heads: tuple, i_data: int) -> None:
         return g.cast(ctx.inputs[i], work, ctx.in_dtypes[i])
 
     flat = inp(i_data + 1)
-    weights = layer_weights(g, p, flat, C)
+    weights = _weights(g, p, flat, C)
     state = inp(i_data + 2)
     cell = inp(i_data + 3) if lstm else None
     # each layer's input (the lower layers re-run by ONNX RNN nodes) and output
