@@ -365,7 +365,7 @@ def test_runs_on_cuda(io_binding):
     runner = OrtRunner(mlp(), gpu(0), RuntimeOptions(io_binding=io_binding))
     _check(runner.run(feed), [relu(feed["x"] @ W + B)])
     assert runner.providers[0] == "CUDAExecutionProvider"
-    assert providers_for(gpu(0))[0] == ("CUDAExecutionProvider", {"device_id": 0})
+    assert providers_for(gpu(0))[0] == ("CUDAExecutionProvider", {"device_id": 0, "use_tf32": 0})
 
 
 # -- threads ---------------------------------------------------------------------------------
