@@ -3,6 +3,15 @@ MXNet 1.9.1 (imperative, hybridized) measured in the same run.
 
     python benchmarks/bench_train.py [--quick] [--models mlp,lenet] [--threads 1] [--steps 30]
                                      [--json out.json]   (--tables out.json re-prints a run)
+    python benchmarks/bench_train.py --cuda --no-mxnet --modes hybrid_ort,hybrid_ort_cuda \
+        --models resnet18_v1 --batches 32,1,128 --threads 16     (on a GPU machine)
+
+``--cuda`` adds gluonport hybridized on onnxruntime's CUDA execution provider (``ctx=gpu(0)``:
+parameters, data and labels there; needs onnxruntime-gpu) and a table of it against the CPU
+configurations of the same run. gluonport's rows also print the step in three phases (forward
+and loss under ``autograd.record()``, ``backward()``, ``trainer.step()``), which show where a
+GPU step's time goes: its arrays live on the host, so each step sends the parameters to the
+GPU, brings the gradients back, and updates on the CPU.
 
 Batch-1 resnet18 is degenerate on 32x32 inputs: training-mode BatchNorm over one 1x1 sample
 zeroes the last stage, so its loss stays log(10) on both sides; it is still a fair timing.
@@ -74,6 +83,7 @@ DATA = os.path.join(HERE, "_data")
 MODELS = ("mlp", "lenet", "lenet_bn", "resnet18_v1", "lstm_lm")
 MODES = {"gluonport": ("imperative", "hybrid_numpy", "hybrid_ort"),
          "mxnet": ("imperative", "hybrid")}
+CUDA_MODE = "hybrid_ort_cuda"  # --cuda: gluonport hybridized on onnxruntime's CUDA provider
 SEQ, VOCAB, HIDDEN = 35, 1000, 256
 
 
@@ -194,9 +204,13 @@ def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
         import mxnet as mx
     else:
         import gluonport as mx
-    from_np = mx.nd.array
+    ctx = mx.gpu(0) if mode == CUDA_MODE else mx.cpu()
+
+    def from_np(a):
+        return mx.nd.array(a, ctx=ctx)
+
     net = build(mx, name)
-    net.load_parameters(params_file(name))
+    net.load_parameters(params_file(name), ctx=ctx)
     loss_fn = make_loss(mx, loss, VOCAB if name == "lstm_lm" else 10)
     if mode != "imperative":
         kw = {"static_alloc": True, "static_shape": True}
@@ -211,13 +225,21 @@ def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
     label = from_np(y)
     autograd = mx.autograd
 
+    phases: list = []  # (forward + loss, backward, update) seconds of each step
+
     def step() -> float:
+        t0 = time.perf_counter()
         with autograd.record():
             loss = loss_fn(net(*inputs), label)
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         trainer.step(batch)
         mx.nd.waitall()
+        phases.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
         return float(loss.mean().asscalar())
+
+    step.phases = phases  # type: ignore[attr-defined]
 
     res = {"side": side, "model": name, "batch": batch, "mode": mode,
            "rss_before_mb": _vm_mb("VmRSS")}
@@ -235,18 +257,25 @@ def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
     return step, res, (net, loss_fn)
 
 
-def _finish(res: dict, times: list, last: float, side: str, mode: str, blocks) -> dict:
+def _finish(res: dict, times: list, last: float, side: str, mode: str, blocks,
+            phases: list) -> dict:
     res.update(median_ms=float(np.median(times)), min_ms=float(min(times)), n=len(times),
                last_loss=last, vm_hwm_mb=_vm_mb(), times_ms=times)
-    if side == "gluonport" and mode != "imperative":
-        res["backend"] = " / loss ".join("+".join(_backends(b)) for b in blocks)
+    if side == "gluonport":  # MXNet's phases are asynchronous: only its whole step is timed
+        res["phases_ms"] = [float(np.median(p)) * 1e3 for p in zip(*phases)]
+        if mode != "imperative":
+            res["backend"] = " / loss ".join("+".join(_backends(b)) for b in blocks)
     return res
 
 
-def _timed(step) -> tuple[float, float]:
+def _timed(step, phases: list | None = None) -> tuple[float, float]:
+    """(ms, loss) of one step; its phases are appended to ``phases`` when given."""
     t0 = time.perf_counter()
     last = step()
-    return (time.perf_counter() - t0) * 1e3, last
+    ms = (time.perf_counter() - t0) * 1e3
+    if phases is not None:
+        phases.append(step.phases[-1])
+    return ms, last
 
 
 def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
@@ -256,11 +285,12 @@ def worker(side: str, name: str, batch: int, mode: str, steps: int, warmup: int,
     if "na" in res:
         return res
     times: list = []
+    phases: list = []
     start = time.perf_counter()
     while len(times) < steps and (len(times) < 3 or time.perf_counter() - start < budget):
-        ms, last = _timed(step)
+        ms, last = _timed(step, phases)
         times.append(ms)
-    return _finish(res, times, last, side, mode, blocks)
+    return _finish(res, times, last, side, mode, blocks, phases)
 
 
 def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -> None:
@@ -274,17 +304,18 @@ def serve(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -
     if "na" in res:
         return
     times: list = []
+    phases: list = []
     last = float("nan")
     for line in sys.stdin:
         cmd = line.split()
         if not cmd or cmd[0] == "done":
             break
         step()  # untimed: the other children's turns evicted this one's data from the caches
-        got = [_timed(step) for _ in range(int(cmd[1]))]
+        got = [_timed(step, phases) for _ in range(int(cmd[1]))]
         times.extend(ms for ms, _ in got)
         last = got[-1][1]
         print(json.dumps({"times_ms": [ms for ms, _ in got]}), flush=True)
-    print(json.dumps(_finish(res, times, last, side, mode, blocks)), flush=True)
+    print(json.dumps(_finish(res, times, last, side, mode, blocks, phases)), flush=True)
 
 
 def gemm_peak(sizes=(1024, 2048), repeat: int = 8) -> dict:
@@ -507,6 +538,15 @@ def main() -> None:
                          "-sum(log_softmax * one_hot) (no pick)")
     ap.add_argument("--spin", action="store_true",
                     help="leave OMP_WAIT_POLICY unset (OpenMP threads spin after each region)")
+    ap.add_argument("--cuda", action="store_true",
+                    help="also time gluonport hybridized on onnxruntime's CUDA execution "
+                         "provider (ctx=gpu(0); needs onnxruntime-gpu)")
+    ap.add_argument("--modes", default=None,
+                    help="run only these modes (comma-separated, of MXNet's imperative, hybrid "
+                         "and gluonport's imperative, hybrid_numpy, hybrid_ort, "
+                         f"{CUDA_MODE})")
+    ap.add_argument("--no-mxnet", action="store_true",
+                    help="leave MXNet out even when the oracle is there")
     ap.add_argument("--json", default=None, help="write all results there")
     ap.add_argument("--tables", default=None, metavar="JSON",
                     help="print the tables of a run saved with --json, and exit")
@@ -536,7 +576,7 @@ def main() -> None:
     steps, warmup = (3, 1) if args.quick else (args.steps, args.warmup)
     batches = [int(b) for b in args.batches.split(",")]
     env = _env(args.threads, args.spin)
-    have_mx = os.path.exists(ORACLE)
+    have_mx = os.path.exists(ORACLE) and not args.no_mxnet
     load0 = os.getloadavg()
     peak = _child(sys.executable, ["--worker", "peak"], env, 300)
     print(f"threads: OMP/MKL/OPENBLAS_NUM_THREADS={args.threads} on both sides"
@@ -547,7 +587,7 @@ def main() -> None:
     print("fp32 GEMM peak (numpy matmul): " + ", ".join(
         f"{k}^3 {v:.0f}" for k, v in peak.items() if k != "peak") +
         f" GFLOP/s -> {peak['peak']:.0f}")
-    if not have_mx:
+    if not have_mx and not args.no_mxnet:
         print(f"MXNet oracle missing ({ORACLE}): MXNet columns are '-'")
     results = []
     rounds = max(1, args.rounds)
@@ -559,7 +599,7 @@ def main() -> None:
                 continue
             got: dict = {}
             for _ in range(rounds):  # the sides alternate, so load changes hit both
-                for side, python, mode in _configs(have_mx):
+                for side, python, mode in _configs(have_mx, args.cuda, args.modes):
                     argv = _worker_argv(side, name, batch, mode, warmup, args.loss) + [
                         "--steps", str(-(-steps // rounds)), "--budget",
                         str(args.budget / rounds)]
@@ -571,6 +611,8 @@ def main() -> None:
     load1 = os.getloadavg()
     run = {"peak_gflops": peak, "threads": args.threads, "load_start": load0,
            "load_end": load1, "results": results}
+    if args.cuda:
+        run["gpu"] = _gpu_name()
     print()
     print_tables(run)
     if args.json:
@@ -578,14 +620,27 @@ def main() -> None:
             json.dump(run, f, indent=1)
 
 
-def _configs(have_mx: bool):
+def _configs(have_mx: bool, cuda: bool = False, modes: str | None = None):
     """``(side, python, mode)`` of every configuration, MXNet's first (when the oracle is
-    there)."""
+    there), gluonport's CUDA one last (``--cuda``); only ``modes`` (comma-separated) if given."""
+    keep = set(modes.split(",")) if modes else None
     for side in ("mxnet", "gluonport"):
         if side == "mxnet" and not have_mx:
             continue
-        for mode in MODES[side]:
-            yield side, ORACLE if side == "mxnet" else sys.executable, mode
+        for mode in MODES[side] + ((CUDA_MODE,) if cuda and side == "gluonport" else ()):
+            if keep is None or mode in keep:
+                yield side, ORACLE if side == "mxnet" else sys.executable, mode
+
+
+def _gpu_name() -> str:
+    """The GPU's name as nvidia-smi gives it, or why not."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=30)
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"nvidia-smi: {err}"
 
 
 def _worker_argv(side: str, name: str, batch: int, mode: str, warmup: int, loss: str) -> list:
@@ -598,7 +653,7 @@ def _run_lockstep(name: str, batch: int, steps: int, warmup: int, args, env: dic
     """Every configuration of ``name`` at ``batch`` resident at once (one child each), taking
     turns (:func:`lockstep`)."""
     children, keys = [], []
-    for side, python, mode in _configs(have_mx):
+    for side, python, mode in _configs(have_mx, args.cuda, args.modes):
         children.append(_Resident(python, _worker_argv(side, name, batch, mode, warmup,
                                                        args.loss), env, 600 + args.budget))
         keys.append((side, mode))
@@ -654,6 +709,33 @@ def print_tables(run: dict) -> None:
           "growth over the RSS before the first step, i.e. the training step's own memory)")
     print(table(mem_rows, ["model", "MX imp", "MX hyb", "gp imp", "gp hyb-numpy", "gp hyb-ort",
                            "gp imp/MX imp", "gp hyb-ort/MX hyb (resnet18 <=1.5)"]))
+    phase_rows = []
+    for name, batch in configs:
+        for mode in (*MODES["gluonport"], CUDA_MODE):
+            r = got.get(("gluonport", name, batch, mode))
+            if r and "phases_ms" in r:
+                phase_rows.append([f"{name} b{batch}", mode, _fmt(r),
+                                   *(f"{ms:.2f}" for ms in r["phases_ms"])])
+    if phase_rows:
+        print()
+        print("gluonport's step in phases, ms (medians over the timed steps): forward + loss "
+              "under autograd.record(), loss.backward(), trainer.step()")
+        print(table(phase_rows, ["model", "mode", "step", "forward", "backward", "update"]))
+    cuda_rows = []
+    for name, batch in configs:
+        gc = got.get(("gluonport", name, batch, CUDA_MODE))
+        if gc is None:
+            continue
+        go = got.get(("gluonport", name, batch, "hybrid_ort"))
+        mh = got.get(("mxnet", name, batch, "hybrid"))
+        cuda_rows.append([f"{name} b{batch}", _fmt(gc), _fmt(go), _ratio(go, gc), _fmt(mh),
+                          _ratio(mh, gc), gc.get("backend", "-")])
+    if cuda_rows:
+        print()
+        print(f"onnxruntime CUDA execution provider ({run.get('gpu', '?')}) against the CPU "
+              f"(hybridized steps, ms; speed-ups: CPU median / CUDA median)")
+        print(table(cuda_rows, ["model", "gp hyb-ort CUDA", "gp hyb-ort CPU",
+                                "CPU/CUDA", "MXNet hyb CPU", "MX CPU/CUDA", "CUDA backend"]))
     load0, load1 = run["load_start"], run["load_end"]
     print(f"\nload average (1, 5, 15 min) at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
           f"at end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
