@@ -15,10 +15,7 @@ The multi-tensor ops (``multi_sgd_update``, LAMB, LARS, ...) are in :mod:`.optim
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -120,63 +117,18 @@ _SCALE = {"rescale_grad": Float(1.0), "clip_gradient": Float(-1.0)}
 _BLOCK = 1 << 15  # elements per block
 
 
-_PARALLEL_MIN = 8 * _BLOCK  # arrays this large are split over the update threads
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def update_threads() -> int:
-    """Threads the fused updates use on a large array: ``OMP_NUM_THREADS`` when set (MXNet's
-    CPU update kernels are OpenMP loops with that many threads), else one per CPU."""
-    value = os.environ.get("OMP_NUM_THREADS", "").strip()
-    return max(1, int(value)) if value.isdigit() else (os.cpu_count() or 1)
-
-
-def _forget_pool() -> None:
-    """In a forked child the pool's threads are gone (a submit would wait forever)."""
-    global _pool
-    _pool = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _executor(threads: int) -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < threads:  # noqa: SLF001 - its own size
-            _pool = ThreadPoolExecutor(threads, thread_name_prefix="gluonport-update")
-        return _pool
-
-
 def _blockwise(kernel: Callable, arrays: Sequence[np.ndarray], scratch: Sequence) -> None:
     """``kernel(*blocks, *scratch_blocks)`` over matching flat blocks of same-shape ``arrays``
-    (one scratch block per dtype in ``scratch``); not C-contiguous arrays run as one block.
-
-    An array of at least ``_PARALLEL_MIN`` elements is cut into one contiguous run of blocks
-    per update thread (:func:`update_threads`), each with its own scratch: numpy's loops
-    release the GIL, and the blocks are disjoint, so the result is the same bit for bit."""
+    (one scratch block per dtype in ``scratch``); not C-contiguous arrays run as one block."""
     size = arrays[0].size
     if not all(a.flags.c_contiguous for a in arrays):
         kernel(*arrays, *(np.empty(arrays[0].shape, dt) for dt in scratch))
         return
     flat = [a.reshape(-1) for a in arrays]
-
-    def run(start: int, stop: int) -> None:
-        bufs = [np.empty(min(stop - start, _BLOCK), dt) for dt in scratch]
-        for s in range(start, stop, _BLOCK):
-            e = min(s + _BLOCK, stop)
-            kernel(*(f[s:e] for f in flat), *(b[:e - s] for b in bufs))
-
-    threads = min(update_threads(), size // _PARALLEL_MIN) if size >= _PARALLEL_MIN else 1
-    if threads <= 1:
-        run(0, size)
-        return
-    blocks = -(-size // _BLOCK)
-    cuts = [min(size, (blocks * i // threads) * _BLOCK) for i in range(threads + 1)]
-    for job in [_executor(threads).submit(run, a, b) for a, b in zip(cuts, cuts[1:])]:
-        job.result()
+    bufs = [np.empty(min(size, _BLOCK), dt) for dt in scratch]
+    for s in range(0, size, _BLOCK):
+        e = min(s + _BLOCK, size)
+        kernel(*(f[s:e] for f in flat), *(b[:e - s] for b in bufs))
 
 
 def sgd_into(dst: np.ndarray, w: np.ndarray, g: np.ndarray, mom: np.ndarray | None, mt,
