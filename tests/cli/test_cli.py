@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnxruntime
 import pytest
 from click.testing import CliRunner
 from gluonport_cli.main import cli
@@ -99,6 +100,8 @@ def test_bench_table():
     assert "onnxruntime" in res.output and "numpy" in res.output and "items/s" in res.output
 
 
+HAS_CUDA = "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+
 ERRORS = [
     # (args, exit code, text in output)
     (["inspect", "no/such/model-symbol.json"], 3, "no such file"),
@@ -107,21 +110,35 @@ ERRORS = [
     (["run", MLP, "--input", "data=/no/such.npy"], 3, "no such input file"),
     (["run", MLP], 2, "--input-shape data=D1,D2,..."),
     (["run", MLP, "--input-shape", "data=4,10", "--device", "tpu:0"], 2, "cuda:N"),
-    (["run", MLP, "--input-shape", "data=4,10", "--device", "cuda:0"], 5, "CUDAExecutionProvider"),
+    pytest.param(["run", MLP, "--input-shape", "data=4,10", "--device", "cuda:0"], 5,
+                 "CUDAExecutionProvider", marks=pytest.mark.skipif(
+                     HAS_CUDA, reason="the CUDA provider is installed here: test_run_on_cuda"),
+                 id="run cuda:0 without CUDA"),
     (["convert", MLP, "-o", "x.onnx", "--opset", "7", "--input-shape", "data=4,10"], 2,
      "opset 7 is not supported"),
     (["bench", MLP, "--batch", "a,b"], 2, "list of ints"),
 ]
 
 
-@pytest.mark.parametrize("args,code,text", ERRORS, ids=[" ".join(a[:2]) + str(i)
-                                                        for i, (a, _, _) in enumerate(ERRORS)])
+@pytest.mark.parametrize("args,code,text", ERRORS, ids=[
+    None if isinstance(e, type(pytest.param())) else " ".join(e[0][:2]) + str(i)
+    for i, e in enumerate(ERRORS)])
 def test_error_paths_are_one_line(args, code, text, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == code, res.output
     assert text in res.output
     assert "Traceback" not in res.output
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs onnxruntime's CUDAExecutionProvider")
+def test_run_on_cuda(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli, ["run", MLP, "--input-shape", "data=4,10", "--device",
+                                   "cuda:0"])
+    assert res.exit_code == 0, res.output
+    assert "onnxruntime on gpu(0)" in res.output
 
 
 def test_truncated_params_is_a_format_error(tmp_path):
