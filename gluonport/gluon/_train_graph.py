@@ -14,6 +14,12 @@ Both are ordinary graphs, so they run where inference runs:
   exported per input shape (``static_shape``); parameters are inputs, so an update by the
   optimizer needs no new export;
 * on the numpy executor otherwise.
+
+On a GPU (``gpu(i)``) the two graphs run through :meth:`OrtRunner.run_device`: the inputs both
+graphs read (mostly the parameters) are copied to the device once, for the forward graph, and
+the backward graph reads those copies; the saved values stay on the device between the two.
+What comes back to the host is what the host needs: the outputs, the gradients and the new
+moving statistics.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from ..symbol._graph import topo_order
 from ..symbol.executor import GraphPlan
 
 __all__ = ["TrainGraphs"]
+
+#: tests: run the onnxruntime training graphs of a cpu() block as a gpu(i) block's run (inputs
+#: copied once and kept, saved values held by onnxruntime), so that path is exercised in CI
+_DEVICE_ON_CPU = False
 
 
 class _Numpy:
@@ -82,21 +92,29 @@ class _Ort:
     here (a numpy view): onnxruntime copies such an output into a fresh buffer (the weight
     gradients of GEMM-lowered convolutions, 2.4M values for a 512x512x3x3 layer, ~2 ms)."""
 
-    def __init__(self, symbol: Any, ctx: Context):
+    def __init__(self, symbol: Any, ctx: Context, on_device: bool = False):
         self.symbol = symbol
         self.ctx = ctx
+        #: run through :meth:`OrtRunner.run_device` (inputs may be DeviceArrays, ``keep``
+        #: outputs stay on the device); a gpu context's graphs do
+        self.on_device = on_device
         self.names = symbol.list_inputs()
         self._runners: dict[tuple, tuple[Any, list[tuple[int, ...] | None]]] = {}
         self._raw: dict[tuple, list[tuple[np.dtype, tuple[int, ...]]]] = {}
         self._lock = threading.Lock()  # one build per signature when threads share the block
 
-    def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
-                 monitor: Any = None, into: Mapping[int, np.ndarray] | None = None
-                 ) -> list[np.ndarray]:
+    def __call__(self, feed: Mapping[str, Any], training: bool,
+                 monitor: Any = None, into: Mapping[int, np.ndarray] | None = None,
+                 keep: Sequence[int] = ()) -> list[Any]:
         """The graph's outputs; output ``i`` is written straight into ``into[i]`` where that
         array suits (the output's shape and dtype, C-contiguous, writeable, no memory shared
-        with an input), which the list then holds; else it is a fresh array."""
-        arrays = [np.ascontiguousarray(feed[n]) for n in self.names]
+        with an input), which the list then holds; else it is a fresh array. On the device
+        (``on_device``) ``into`` is not used, ``feed`` may hold DeviceArrays and the outputs in
+        ``keep`` are DeviceArrays."""
+        from ..runtime.ort import DeviceArray
+
+        arrays = [feed[n] if type(feed[n]) is DeviceArray else np.ascontiguousarray(feed[n])
+                  for n in self.names]
         key = tuple((a.dtype.str, a.shape) for a in arrays)
         got = self._runners.get(key)
         if got is None:
@@ -106,6 +124,8 @@ class _Ort:
                     got = self._runners[key] = self._build(arrays)
         runner, shapes = got
         inputs = {n: a for n, a in zip(self.names, arrays) if n in runner.input_names}
+        if self.on_device:
+            return runner.run_device(inputs, keep)
         raw = self._raw.get(key)
         bound = _bindable(into, raw, shapes, arrays) if into and raw is not None else {}
         outs = runner.run_into(inputs, bound)
@@ -123,8 +143,13 @@ class _Ort:
         check_budget(topo_order(n for n, _ in self.symbol._outputs), shapes)
         model = export_symbol(self.symbol, {}, shapes,
                               {n: a.dtype for n, a in zip(self.names, arrays)})
-        reshapes = _return_unreshaped(model)
+        # on the device a kept output must have the shape the next graph takes (a copy there
+        # is cheap); on the host the reshape is a numpy view instead of onnxruntime's copy
+        reshapes: list[tuple[int, ...] | None] = [None] * len(model.graph.output) \
+            if self.on_device else _return_unreshaped(model)
         return OrtRunner(model, self.ctx, _train_options()), reshapes
+
+
 
 
 def _bindable(into: Mapping[int, np.ndarray], raw: Sequence[tuple[np.dtype, tuple[int, ...]]],
@@ -219,9 +244,22 @@ class TrainGraphs:
                 f"this block cannot train on {ctx}: its training graphs run on the numpy "
                 "executor (CPU-only) because an op has no ONNX converter or a training-mode "
                 "form built from exportable ops; use cpu()")
-        make = (lambda s: _Ort(s, ctx)) if self.backend == "onnxruntime" else _Numpy
+        self.ctx = ctx
+        on_device = self.backend == "onnxruntime" and (ctx.device_type == "gpu"
+                                                        or _DEVICE_ON_CPU)
+        make = (lambda s: _Ort(s, ctx, on_device)) if self.backend == "onnxruntime" \
+            else _Numpy
         self._fwd = make(self.bg.forward)
         self._bwd = None if self.bg.backward is None else make(self.bg.backward)
+        # On a device the inputs both graphs read (the parameters, mostly) are copied there
+        # once for the forward graph and kept for the backward graph, and the saved values
+        # stay there between them: only the outputs, the gradients and the new moving
+        # statistics come back to the host.
+        self._shared: list[str] = []
+        if on_device and self._bwd is not None:
+            later = set(self._bwd.names) - set(self.updates) - set(self.bg.ograds)
+            self._shared = [n for n in self._fwd.names if n in later]
+        self.on_device = on_device
 
     def _try_onnxruntime(self, symbol: Any, wrt: Sequence[str], training: bool) -> None:
         from ..runtime.graph import graph_exports
@@ -241,9 +279,16 @@ class TrainGraphs:
                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
         """(outputs, saved values); new auxiliary values are saved under the aux names.
         ``monitor`` (an op hook; numpy backend) sees the forward graph's nodes."""
-        values = self._fwd(feed, training, monitor)
         n, k = self.bg.n_outputs, len(self.bg.saved)
-        saved = dict(zip(self.bg.saved, values[n:n + k]))
+        if self.on_device:
+            from ..runtime.ort import to_device
+
+            kept = {name: to_device(feed[name], self.ctx) for name in self._shared}
+            values = self._fwd({**feed, **kept}, training, keep=range(n, n + k))
+            saved = {**kept, **dict(zip(self.bg.saved, values[n:n + k]))}
+        else:
+            values = self._fwd(feed, training, monitor)
+            saved = dict(zip(self.bg.saved, values[n:n + k]))
         saved.update(("_aux:" + a, v) for a, v in zip(self.updates, values[n + k:]))
         return list(values[:n]), saved
 

@@ -39,7 +39,8 @@ from ._providers import (
     providers_for,
 )
 
-__all__ = ["RuntimeOptions", "OrtRunner", "providers_for", "installed_onnxruntime"]
+__all__ = ["RuntimeOptions", "OrtRunner", "DeviceArray", "to_device", "providers_for",
+           "installed_onnxruntime"]
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
                "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
@@ -188,6 +189,50 @@ class _Plan:
 
     session: Any
     casts: tuple[np.dtype | None, ...] | None
+
+
+_ORT_TYPE_NAMES = {"float": "float32", "double": "float64", "bfloat16": "uint16"}
+
+
+def _value_dtype(value: Any) -> np.dtype:
+    """The numpy dtype of an ``OrtValue`` tensor (``data_type()`` is ``'tensor(float)'``...)."""
+    name = value.data_type()[len("tensor("):-1]
+    return np.dtype(_ORT_TYPE_NAMES.get(name, name))
+
+
+class DeviceArray:
+    """A tensor held by onnxruntime on a runner's device (an ``OrtValue``), with the numpy
+    ``dtype`` and ``shape`` it has: what :meth:`OrtRunner.run_device` keeps on the device and
+    takes back as an input, so that a value one session makes for another (a training step's
+    saved activations, its parameters) does not go to the host and back between them."""
+
+    __slots__ = ("value", "dtype", "shape")
+
+    def __init__(self, value: Any, dtype: np.dtype, shape: tuple[int, ...]):
+        self.value = value
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def numpy(self) -> np.ndarray:
+        """A host copy."""
+        return self.value.numpy()
+
+    def __repr__(self) -> str:
+        return f"DeviceArray({self.dtype}, {self.shape})"
+
+
+def to_device(array: np.ndarray, ctx: Context) -> DeviceArray:
+    """``array`` copied to ``ctx``'s device for :meth:`OrtRunner.run_device` (``gpu(i)``: CUDA
+    memory; ``cpu()``: host memory, a copy too, so the caller may change ``array`` after)."""
+    on_gpu = ctx.device_type == "gpu"
+    device, device_id = ("cuda", ctx.device_id) if on_gpu else ("cpu", 0)
+    array = np.ascontiguousarray(array) if on_gpu else np.array(array, order="C", copy=True)
+    value = onnxruntime_module().OrtValue.ortvalue_from_numpy(array, device, device_id)
+    return DeviceArray(value, array.dtype, array.shape)
 
 
 class OrtRunner:
@@ -350,6 +395,38 @@ class OrtRunner:
         except Exception as err:
             raise self._run_error(err, arrays) from err
 
+    def run_device(self, inputs: Mapping[str, Any], keep: Sequence[int] = ()) -> list[Any]:
+        """``run`` through I/O binding, where an input may be a :class:`DeviceArray` (bound
+        as it is, no copy) and the outputs at the indices in ``keep`` stay on the device as
+        DeviceArrays; the others come back as numpy arrays. A DeviceArray input must have the
+        model's dtype (no cast is made on the device)."""
+        arrays = self._arrays(inputs)
+        plan = self._plan(arrays)
+        if plan.casts is not None:
+            for name, a, c in zip(self._names, arrays, plan.casts):
+                if c is not None and isinstance(a, DeviceArray):
+                    raise DTypeError(f"{self._subject}: input {name!r} is a {a.dtype} "
+                                     f"DeviceArray; the model takes {c}")
+            arrays = [a if c is None else a.astype(c) for a, c in zip(arrays, plan.casts)]
+        session = plan.session
+        device, device_id = self._out_device
+        try:
+            binding = session.io_binding()
+            for name, value in zip(self._names, arrays):
+                if isinstance(value, DeviceArray):
+                    binding.bind_ortvalue_input(name, value.value)
+                else:
+                    binding.bind_cpu_input(name, np.ascontiguousarray(value))
+            for name in self._outputs:
+                binding.bind_output(name, device, device_id)
+            session.run_with_iobinding(binding)
+            got = binding.get_outputs()
+            kept = set(keep)
+            return [DeviceArray(v, _value_dtype(v), tuple(v.shape())) if i in kept
+                    else v.numpy() for i, v in enumerate(got)]
+        except Exception as err:
+            raise self._run_error(err, arrays) from err
+
     def session_for(self, inputs: Mapping[str, Any] | Sequence[Any] | np.ndarray) -> Any:
         """The ``onnxruntime.InferenceSession`` that ``run(inputs)`` would use."""
         return self._plan(self._arrays(inputs)).session
@@ -394,7 +471,8 @@ class OrtRunner:
         else:
             raise GluonportError(f"{self._subject}: inputs must be a dict name -> array or a "
                                  f"list in the order {list(names)}, got {type(inputs).__name__}")
-        return [v if type(v) is np.ndarray else np.asarray(v) for v in values]
+        return [v if type(v) is np.ndarray or type(v) is DeviceArray else np.asarray(v)
+                for v in values]
 
     def _name_error(self, name: Any) -> GluonportError:
         hint = " (it is a weight of the model, not an input)" if name in \
