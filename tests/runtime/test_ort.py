@@ -404,3 +404,37 @@ def test_concurrent_runs_match_single_thread_and_build_one_session(io_binding, m
         np.testing.assert_allclose(single[t], want[t], **TOL)
         assert len(got[t]) == calls
         assert all(np.array_equal(out, single[t]) for out in got[t])
+
+
+# -- values kept on the device between runs (run_device) ---------------------------------------
+
+def test_run_device_keeps_outputs_and_takes_them_back():
+    """Outputs asked for in ``keep`` come back as DeviceArrays (dtype and shape of the output)
+    and feed a later run as they are; the results are the host runs' (here the device is the
+    CPU: the same binding calls as on a GPU)."""
+    from gluonport.runtime.ort import DeviceArray, to_device
+
+    runner = OrtRunner(two_out(), cpu(), RuntimeOptions(io_binding=True))
+    a = RNG.standard_normal((5, 3)).astype(np.float32)
+    b = RNG.standard_normal((5, 3)).astype(np.float32)
+    kept, product = runner.run_device({"a": to_device(a, cpu()), "b": b}, keep=[0])
+    assert type(kept) is DeviceArray and (kept.dtype, kept.shape) == (np.float32, (5, 3))
+    assert type(product) is np.ndarray
+    np.testing.assert_array_equal(kept.numpy(), a + b)
+    np.testing.assert_array_equal(product, a * b)
+    again = runner.run_device({"a": kept, "b": b})  # the kept sum fed back without a copy
+    np.testing.assert_array_equal(again[0], (a + b) + b)
+    np.testing.assert_array_equal(again[1], (a + b) * b)
+
+
+@pytest.mark.filterwarnings("ignore:ONNX model 'mlp': input 'x' is float64")
+def test_to_device_copies_and_run_device_refuses_a_cast():
+    from gluonport.runtime.ort import to_device
+
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    held = to_device(x, cpu())
+    x[:] = 0  # the device copy does not follow the host array
+    assert np.abs(held.numpy()).max() > 0
+    runner = OrtRunner(mlp(), cpu(), RuntimeOptions(io_binding=True))
+    with pytest.raises(DTypeError, match="float64 DeviceArray"):
+        runner.run_device({"x": to_device(x.astype(np.float64), cpu())})
