@@ -150,8 +150,6 @@ class _Ort:
         return OrtRunner(model, self.ctx, _train_options()), reshapes
 
 
-
-
 def _bindable(into: Mapping[int, np.ndarray], raw: Sequence[tuple[np.dtype, tuple[int, ...]]],
               shapes: Sequence[tuple[int, ...] | None], inputs: Sequence[np.ndarray]
               ) -> dict[int, np.ndarray]:

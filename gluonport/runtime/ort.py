@@ -213,10 +213,6 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.shape = tuple(shape)
 
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-
     def numpy(self) -> np.ndarray:
         """A host copy."""
         return self.value.numpy()
@@ -408,22 +404,8 @@ class OrtRunner:
                     raise DTypeError(f"{self._subject}: input {name!r} is a {a.dtype} "
                                      f"DeviceArray; the model takes {c}")
             arrays = [a if c is None else a.astype(c) for a, c in zip(arrays, plan.casts)]
-        session = plan.session
-        device, device_id = self._out_device
         try:
-            binding = session.io_binding()
-            for name, value in zip(self._names, arrays):
-                if isinstance(value, DeviceArray):
-                    binding.bind_ortvalue_input(name, value.value)
-                else:
-                    binding.bind_cpu_input(name, np.ascontiguousarray(value))
-            for name in self._outputs:
-                binding.bind_output(name, device, device_id)
-            session.run_with_iobinding(binding)
-            got = binding.get_outputs()
-            kept = set(keep)
-            return [DeviceArray(v, _value_dtype(v), tuple(v.shape())) if i in kept
-                    else v.numpy() for i, v in enumerate(got)]
+            return self._run_bound(plan.session, dict(zip(self._names, arrays)), keep)
         except Exception as err:
             raise self._run_error(err, arrays) from err
 
@@ -599,17 +581,26 @@ class OrtRunner:
             return DeviceError(text)
         return ExecutionError(text)
 
-    def _run_bound(self, session: Any, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
-        """Run through I/O binding: inputs read from host memory, outputs left on the device
-        until one copy back (no staging through an extra host buffer per output)."""
+    def _run_bound(self, session: Any, feed: dict[str, Any],
+                   keep: Sequence[int] | None = None) -> list[Any]:
+        """Run through I/O binding: inputs read from host memory (a DeviceArray where it is),
+        outputs left on the device until one copy back (no staging through an extra host
+        buffer per output), except those at ``keep``, which stay there as DeviceArrays."""
         binding = session.io_binding()
         for name, value in feed.items():
-            binding.bind_cpu_input(name, np.ascontiguousarray(value))
+            if type(value) is DeviceArray:
+                binding.bind_ortvalue_input(name, value.value)
+            else:
+                binding.bind_cpu_input(name, np.ascontiguousarray(value))
         device, device_id = self._out_device
         for name in self._outputs:
             binding.bind_output(name, device, device_id)
         session.run_with_iobinding(binding)
-        return binding.copy_outputs_to_cpu()
+        if not keep:
+            return binding.copy_outputs_to_cpu()
+        kept = set(keep)
+        return [DeviceArray(v, _value_dtype(v), tuple(v.shape())) if i in kept else v.numpy()
+                for i, v in enumerate(binding.get_outputs())]
 
     def __repr__(self) -> str:
         return (f"OrtRunner({self._subject}, ctx={self.ctx}, inputs={self.input_shapes}, "
