@@ -225,8 +225,6 @@ def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
     label = from_np(y)
     autograd = mx.autograd
 
-    phases: list = []  # (forward + loss, backward, update) seconds of each step
-
     def step() -> float:
         t0 = time.perf_counter()
         with autograd.record():
@@ -236,10 +234,9 @@ def _setup(side: str, name: str, batch: int, mode: str, warmup: int, loss: str):
         t2 = time.perf_counter()
         trainer.step(batch)
         mx.nd.waitall()
-        phases.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
+        # (forward + loss, backward, update) seconds of this step
+        step.phases = (t1 - t0, t2 - t1, time.perf_counter() - t2)  # type: ignore[attr-defined]
         return float(loss.mean().asscalar())
-
-    step.phases = phases  # type: ignore[attr-defined]
 
     res = {"side": side, "model": name, "batch": batch, "mode": mode,
            "rss_before_mb": _vm_mb("VmRSS")}
@@ -274,7 +271,7 @@ def _timed(step, phases: list | None = None) -> tuple[float, float]:
     last = step()
     ms = (time.perf_counter() - t0) * 1e3
     if phases is not None:
-        phases.append(step.phases[-1])
+        phases.append(step.phases)
     return ms, last
 
 
