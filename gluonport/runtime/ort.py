@@ -221,12 +221,18 @@ class DeviceArray:
         return f"DeviceArray({self.dtype}, {self.shape})"
 
 
+def _ort_device(ctx: Context) -> tuple[str, int]:
+    """onnxruntime's (device, id) for a context: ``("cuda", i)`` for ``gpu(i)``, else
+    ``("cpu", 0)``."""
+    return ("cuda", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
+
+
 def to_device(array: np.ndarray, ctx: Context) -> DeviceArray:
     """``array`` copied to ``ctx``'s device for :meth:`OrtRunner.run_device` (``gpu(i)``: CUDA
     memory; ``cpu()``: host memory, a copy too, so the caller may change ``array`` after)."""
-    on_gpu = ctx.device_type == "gpu"
-    device, device_id = ("cuda", ctx.device_id) if on_gpu else ("cpu", 0)
-    array = np.ascontiguousarray(array) if on_gpu else np.array(array, order="C", copy=True)
+    device, device_id = _ort_device(ctx)
+    array = np.ascontiguousarray(array) if device == "cuda" else \
+        np.array(array, order="C", copy=True)
     value = onnxruntime_module().OrtValue.ortvalue_from_numpy(array, device, device_id)
     return DeviceArray(value, array.dtype, array.shape)
 
@@ -287,7 +293,7 @@ class OrtRunner:
         on_gpu = self.ctx.device_type == "gpu"
         binding = self.options.io_binding
         self._io_binding = on_gpu if binding is None else binding
-        self._out_device = ("cuda" if on_gpu else "cpu", self.ctx.device_id if on_gpu else 0)
+        self._out_device = _ort_device(self.ctx)
         self._sessions: dict[tuple, Any] = {}
         self._plans: dict[tuple, _Plan] = {}
         self._lock = threading.Lock()

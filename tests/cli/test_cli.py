@@ -120,9 +120,8 @@ ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("args,code,text", ERRORS, ids=[
-    None if isinstance(e, type(pytest.param())) else " ".join(e[0][:2]) + str(i)
-    for i, e in enumerate(ERRORS)])
+@pytest.mark.parametrize("args,code,text", ERRORS, ids=[  # a pytest.param row has its own id
+    getattr(e, "id", None) or " ".join(e[0][:2]) + str(i) for i, e in enumerate(ERRORS)])
 def test_error_paths_are_one_line(args, code, text, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(cli, args)
