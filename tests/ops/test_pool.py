@@ -166,3 +166,35 @@ def test_max_pool_backward_routes_ties_to_the_first_maximum(shape, kernel, strid
     og = rng.randint(1, 9, y.shape).astype(np.float32)  # small integers: sums are exact
     dx = pool_backward(og, x, y, kernel, stride, pad, out_sp, "max")
     np.testing.assert_array_equal(dx, _first_max_reference(og, x, kernel, stride, pad, out_sp))
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad, layout", [
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), None),    # tiled (lenet): MaxPool of keys, Resize
+    ((2, 8, 8, 3), (2, 2), (2, 2), (0, 0), "NHWC"),  # tiled, channels-last
+    ((2, 3, 9, 9), (3, 3), (3, 3), (0, 0), None),    # tiled 3x3/3
+    ((2, 2, 8), (2,), (2,), (0,), None),             # tiled 1-D
+    ((1, 2, 4, 6, 6), (2, 2, 3), (2, 2, 3), (0, 0, 0), None),  # tiled 3-D, unequal kernel
+    ((2, 3, 9, 7), (2, 2), (2, 2), (0, 0), None),    # tiled with a row and a column left over
+    ((2, 2, 9, 9), (2, 2), (3, 3), (0, 0), None),    # gaps between windows: MaxUnpool
+    ((2, 2, 9, 9), (3, 3), (2, 2), (1, 1), None),    # overlapping: scatter-add
+])
+def test_max_pool_backward_ties_on_onnxruntime(shape, kernel, stride, pad, layout):
+    # the exported backward graph routes each window's gradient to its first maximum too
+    # (small integers: the sums are exact, so the check is equality)
+    from gluonport.ops.nn.pool import pool_out_size
+    from tests.ops._gradcheck import graph_grads
+
+    rng = np.random.RandomState(11)
+    x = rng.randint(-1, 2, shape).astype(np.float32)
+    last = layout is not None
+    xc = np.moveaxis(x, -1, 1) if last else x
+    out_sp = [pool_out_size(v, k, s, p, "valid") for v, k, s, p in
+              zip(xc.shape[2:], kernel, stride, pad)]
+    og_c = rng.randint(1, 9, xc.shape[:2] + tuple(out_sp)).astype(np.float32)
+    want = _first_max_reference(og_c, xc, kernel, stride, pad, out_sp)
+    attrs = dict(kernel=kernel, stride=stride, pad=pad, pool_type="max")
+    if layout:
+        attrs["layout"] = layout
+    og = np.ascontiguousarray(np.moveaxis(og_c, 1, -1)) if last else og_c
+    got = graph_grads({"op": "Pooling", "attrs": attrs}, [x], [og], backend="onnxruntime")[0]
+    np.testing.assert_array_equal(np.moveaxis(got, -1, 1) if last else got, want)
