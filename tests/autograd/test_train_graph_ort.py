@@ -8,7 +8,7 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from gluonport.gluon._train_graph import _return_unreshaped
+from gluonport.gluon._train_graph import _batched_transposes_as_einsum, _return_unreshaped
 
 
 def _ints(name, values):
@@ -56,6 +56,58 @@ def test_reshaped_outputs_come_back_unreshaped():
         g = g if s is None else g.reshape(s)
         assert g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+def _transposes_model():
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t1"], perm=[0, 2, 1]),     # -> Einsum
+        helper.make_node("Transpose", ["r"], ["t2"], perm=[1, 0, 2]),     # axis 0 moves: kept
+        helper.make_node("Transpose", ["r"], ["t3"], perm=[0, 2, 1]),     # read by MatMul
+        helper.make_node("MatMul", ["t3", "w"], ["y3"]),
+        helper.make_node("Cast", ["r"], ["k"], to=i64),
+        helper.make_node("Transpose", ["k"], ["t4"], perm=[0, 2, 1]),     # int64: kept
+        helper.make_node("Transpose", ["t1"], ["t5"]),                    # default perm: kept
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", f, [2, 3, 4])],
+        [helper.make_tensor_value_info("t1", f, [2, 4, 3]),
+         helper.make_tensor_value_info("t2", f, [3, 2, 4]),
+         helper.make_tensor_value_info("y3", f, [2, 4, 5]),
+         helper.make_tensor_value_info("t4", i64, [2, 4, 3]),
+         helper.make_tensor_value_info("t5", f, [3, 4, 2])],
+        [numpy_helper.from_array(np.ones((3, 5), np.float32), "w")])
+    return helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_transposes_keeping_axis_0_become_einsum_with_the_same_values():
+    x = np.random.RandomState(1).randn(2, 3, 4).astype(np.float32) * 3
+    want = _run(_transposes_model(), x)
+    model = _transposes_model()
+    _batched_transposes_as_einsum(model)
+    ops = {n.output[0]: (n.op_type, [a.s for a in n.attribute if a.name == "equation"])
+           for n in model.graph.node}
+    assert ops["t1"] == ("Einsum", [b"abc->acb"])
+    assert [ops[k][0] for k in ("t2", "t3", "t4", "t5")] == ["Transpose"] * 4
+    for g, w in zip(_run(model, x), want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_one_intra_op_thread_keeps_transpose(monkeypatch):
+    # the rewrite is for pools of several threads (see its docstring); with one thread the
+    # exported training graphs keep their Transpose nodes
+    seen = []
+    real = _train_graph._batched_transposes_as_einsum
+    monkeypatch.setattr(_train_graph, "_batched_transposes_as_einsum",
+                        lambda m: seen.append(m) or real(m))
+    for threads, calls in (("1", 0), ("2", 2)):
+        seen.clear()
+        monkeypatch.setenv("OMP_NUM_THREADS", threads)
+        _grads("onnxruntime")
+        assert len(seen) == calls, threads  # the forward and the backward graph
+    assert any(n.op_type == "Einsum" for m in seen for n in m.graph.node)
 
 
 # --- gradients written straight into the gradient buffers ---------------------------------------
