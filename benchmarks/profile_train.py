@@ -6,9 +6,9 @@ profile of the step's graphs, summed by operator type, at one or more thread cou
 
 Each (model, threads) runs in its own child process with ``OMP_NUM_THREADS =
 OPENBLAS_NUM_THREADS = threads`` (the training sessions' intra-op pool takes that many threads,
-as in ``bench_train.py``). The child builds ``bench_train.py``'s model, loss and data,
-hybridizes both on onnxruntime (``static_alloc``/``static_shape``), runs ``--warmup`` steps,
-then ``--steps`` steps with onnxruntime's profiler on (``SessionOptions.enable_profiling``),
+as in ``bench_train.py``). The child sets up ``bench_train.py``'s step (its model, loss, data and
+SGD update, both blocks hybridized on onnxruntime), runs ``--warmup`` steps, then ``--steps``
+steps with onnxruntime's profiler on (``SessionOptions.enable_profiling``),
 and reads back the profile of every session: per graph (net forward, loss forward, loss
 backward, net backward: the order the first step makes their sessions in) the mean time of
 ``model_run`` and of each operator type's kernels per step, the warm-up runs left out.
@@ -35,7 +35,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -69,7 +68,6 @@ def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
     """Run in the child: profile ``steps`` training steps and print a JSON summary."""
     import bench_train as b
 
-    import gluonport as mx
     from gluonport.runtime.ort import RuntimeOptions
 
     plain = RuntimeOptions.session_options
@@ -83,32 +81,14 @@ def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
         return so
 
     RuntimeOptions.session_options = session_options  # type: ignore[method-assign]
-    net = b.build(mx, name)
-    net.load_parameters(b.params_file(name))
-    loss_fn = b.make_loss(mx, "sce", b.VOCAB if name == "lstm_lm" else 10)
-    kw = dict(static_alloc=True, static_shape=True, backend="onnxruntime")
-    net.hybridize(**kw)
-    loss_fn.hybridize(**kw)
-    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
-                               {"learning_rate": 0.01, "momentum": 0.9, "wd": 1e-4})
-    xs, y = b.make_data(name, batch)
-    inputs = [mx.nd.array(x) for x in xs]
-    label = mx.nd.array(y)
-
-    def step() -> tuple[float, float, float]:
-        t0 = time.perf_counter()
-        with mx.autograd.record():
-            loss = loss_fn(net(*inputs), label)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        trainer.step(batch)
-        mx.nd.waitall()
-        return t1 - t0, t2 - t1, time.perf_counter() - t2
-
-    for _ in range(warmup):  # profiled too, and left out by _read_profile
+    # bench_train's step (warm-up steps run there: profiled too, left out by _read_profile)
+    step, res, _ = b._setup("gluonport", name, batch, "hybrid_ort", warmup, "sce")
+    if "na" in res:
+        raise SystemExit(f"{name}: {res['na']}")
+    phases = []
+    for _ in range(steps):
         step()
-    phases = [step() for _ in range(steps)]
+        phases.append(step.phases)
     files = []
     for obj in gc.get_objects():  # every onnxruntime session of the step
         if type(obj).__name__ == "InferenceSession":
@@ -116,7 +96,7 @@ def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
     graphs = []
     files = sorted(p for p in files if p and os.path.exists(p))
     for k, path in enumerate(files):
-        run_ms, by_op, n_nodes = _read_profile(path, warmup)
+        run_ms, by_op, n_nodes = _read_profile(path, max(warmup, 1))  # _setup runs >= 1
         kind = GRAPHS[k] if len(files) == len(GRAPHS) else f"graph {k}"
         graphs.append({"graph": kind, "run_ms": run_ms, "ops": by_op, "nodes": n_nodes})
     med = [sorted(p[i] for p in phases)[len(phases) // 2] * 1e3 for i in range(3)]
