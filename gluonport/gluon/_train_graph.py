@@ -12,7 +12,10 @@ Both are ordinary graphs, so they run where inference runs:
   new moving statistics are extra outputs of the forward graph, written into the auxiliary
   arrays when the backward pass runs, as MXNet's backward kernel writes them. Models are
   exported per input shape (``static_shape``); parameters are inputs, so an update by the
-  optimizer needs no new export;
+  optimizer needs no new export. On the CPU each exported model is rewritten where
+  onnxruntime would spend time on layout: graph outputs made by a reshaping node come back
+  unreshaped (:func:`_return_unreshaped`), and with more than one intra-op thread the
+  transposes that keep axis 0 run as ``Einsum`` (:func:`_batched_transposes_as_einsum`);
 * on the numpy executor otherwise.
 
 On a GPU (``gpu(i)``) the two graphs run through :meth:`OrtRunner.run_device`: the inputs both
