@@ -56,19 +56,24 @@ class Narrow:
 
 _F32_MAX = float(np.finfo(np.float32).max)
 _PAST = 3.4e38  # above bfloat16's rounding boundary to infinity (3.3962e38)
-NARROW: dict[int, Narrow] = {
-    TensorProto.BFLOAT16: Narrow(TensorProto.FLOAT, 7, -126, _F32_MAX, "inf"),
-    TensorProto.FLOAT8E4M3FN: Narrow(TensorProto.FLOAT, 3, -6, 448.0, "nan"),
-    TensorProto.FLOAT8E4M3FNUZ: Narrow(TensorProto.FLOAT, 3, -7, 240.0, "nan"),
-    TensorProto.FLOAT8E5M2: Narrow(TensorProto.FLOAT, 2, -14, 57344.0, "inf"),
-    TensorProto.FLOAT8E5M2FNUZ: Narrow(TensorProto.FLOAT, 2, -15, 57344.0, "nan"),
-    TensorProto.FLOAT4E2M1: Narrow(TensorProto.FLOAT, 1, 0, 6.0, "clip"),
-    TensorProto.FLOAT8E8M0: Narrow(TensorProto.FLOAT, 0, -127, 2.0 ** 127, "e8m0"),
-    TensorProto.INT4: Narrow(TensorProto.INT8, bits=4),
-    TensorProto.UINT4: Narrow(TensorProto.UINT8, bits=4, signed=False),
-    TensorProto.INT2: Narrow(TensorProto.INT8, bits=2),
-    TensorProto.UINT2: Narrow(TensorProto.UINT8, bits=2, signed=False),
+#: by TensorProto member name: float4e2m1, float8e8m0, int2 and uint2 came in onnx releases
+#: after pyproject.toml's floor (1.17), so each type is carried where the installed onnx has it
+_NARROW_BY_NAME = {
+    "BFLOAT16": Narrow(TensorProto.FLOAT, 7, -126, _F32_MAX, "inf"),
+    "FLOAT8E4M3FN": Narrow(TensorProto.FLOAT, 3, -6, 448.0, "nan"),
+    "FLOAT8E4M3FNUZ": Narrow(TensorProto.FLOAT, 3, -7, 240.0, "nan"),
+    "FLOAT8E5M2": Narrow(TensorProto.FLOAT, 2, -14, 57344.0, "inf"),
+    "FLOAT8E5M2FNUZ": Narrow(TensorProto.FLOAT, 2, -15, 57344.0, "nan"),
+    "FLOAT4E2M1": Narrow(TensorProto.FLOAT, 1, 0, 6.0, "clip"),
+    "FLOAT8E8M0": Narrow(TensorProto.FLOAT, 0, -127, 2.0 ** 127, "e8m0"),
+    "INT4": Narrow(TensorProto.INT8, bits=4),
+    "UINT4": Narrow(TensorProto.UINT8, bits=4, signed=False),
+    "INT2": Narrow(TensorProto.INT8, bits=2),
+    "UINT2": Narrow(TensorProto.UINT8, bits=2, signed=False),
 }
+NARROW: dict[int, Narrow] = {getattr(TensorProto, name): spec
+                             for name, spec in _NARROW_BY_NAME.items()
+                             if hasattr(TensorProto, name)}
 
 
 # the types Cast's ``saturate`` applies to
