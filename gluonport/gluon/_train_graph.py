@@ -16,7 +16,10 @@ Both are ordinary graphs, so they run where inference runs:
   onnxruntime would spend time on layout: graph outputs made by a reshaping node come back
   unreshaped (:func:`_return_unreshaped`), and with more than one intra-op thread the
   transposes that keep axis 0 run as ``Einsum`` (:func:`_batched_transposes_as_einsum`);
-* on the numpy executor otherwise.
+* on the numpy executor otherwise, and where onnxruntime, chosen automatically, cannot make a
+  session for either graph (an older onnxruntime without a kernel for some node): the first
+  call of an input signature makes both sessions, and a failure warns and moves the block to
+  the numpy executor.
 
 On a GPU (``gpu(i)``) the two graphs run through :meth:`OrtRunner.run_device`: the inputs both
 graphs read (mostly the parameters) are copied to the device once, for the forward graph, and
@@ -31,13 +34,14 @@ import bisect
 import itertools
 import os
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..context import Context
-from ..errors import GluonportError
+from ..errors import GluonportError, UnsupportedOpError
 from ..symbol import Symbol
 from ..symbol._backward import BackwardGraph, build_backward
 from ..symbol._expand import expand_for_training
@@ -114,6 +118,28 @@ class _Ort:
         with an input), which the list then holds; else it is a fresh array. On the device
         (``on_device``) ``into`` is not used, ``feed`` may hold DeviceArrays and the outputs in
         ``keep`` are DeviceArrays."""
+        runner, shapes, arrays, key = self._runner(feed)
+        inputs = {n: a for n, a in zip(self.names, arrays) if n in runner.input_names}
+        if self.on_device:
+            return runner.run_device(inputs, keep)
+        raw = self._raw.get(key)
+        bound = _bindable(into, raw, shapes, arrays) if into and raw is not None else {}
+        outs = runner.run_into(inputs, bound)
+        if raw is None:  # what each output is as onnxruntime makes it, for binding later
+            self._raw[key] = [(o.dtype, o.shape) for o in outs]
+        return [into[i] if i in bound else o if s is None else o.reshape(s)  # type: ignore
+                for i, (o, s) in enumerate(zip(outs, shapes))]
+
+    def prepare(self, feed: Mapping[str, Any]) -> None:
+        """Make the onnxruntime session ``feed``'s signature runs on, without running it
+        (raises what making it raises: :class:`UnsupportedOpError` where onnxruntime has no
+        kernel for a node)."""
+        runner, _, arrays, _ = self._runner(feed)
+        runner.session_for({n: a for n, a in zip(self.names, arrays)
+                            if n in runner.input_names})
+
+    def _runner(self, feed: Mapping[str, Any]) -> tuple[Any, list, list, tuple]:
+        """``(runner, output reshapes, input arrays, signature)`` for ``feed``."""
         from ..runtime.ort import DeviceArray
 
         arrays = [feed[n] if type(feed[n]) is DeviceArray else np.ascontiguousarray(feed[n])
@@ -125,17 +151,7 @@ class _Ort:
                 got = self._runners.get(key)
                 if got is None:
                     got = self._runners[key] = self._build(arrays)
-        runner, shapes = got
-        inputs = {n: a for n, a in zip(self.names, arrays) if n in runner.input_names}
-        if self.on_device:
-            return runner.run_device(inputs, keep)
-        raw = self._raw.get(key)
-        bound = _bindable(into, raw, shapes, arrays) if into and raw is not None else {}
-        outs = runner.run_into(inputs, bound)
-        if raw is None:  # what each output is as onnxruntime makes it, for binding later
-            self._raw[key] = [(o.dtype, o.shape) for o in outs]
-        return [into[i] if i in bound else o if s is None else o.reshape(s)  # type: ignore
-                for i, (o, s) in enumerate(zip(outs, shapes))]
+        return got[0], got[1], arrays, key
 
     def _build(self, arrays: Sequence[np.ndarray]) -> tuple[Any, list[tuple[int, ...] | None]]:
         from ..onnx import export_symbol
@@ -277,10 +293,16 @@ class TrainGraphs:
     def __init__(self, symbol: Any, wrt: Sequence[str], backend: str | None, ctx: Context,
                  training: bool):
         self.bg: BackwardGraph = build_backward(symbol, wrt)
+        self._numpy_bg = self.bg  # the graphs of the numpy executor, for a fallback
         self.updates: list[str] = []
         self.backend = "numpy"
         if backend != "numpy":
             self._try_onnxruntime(symbol, wrt, training)
+        #: onnxruntime chosen automatically on the CPU: a signature whose sessions onnxruntime
+        #: cannot make (a kernel it lacks) moves the block to the numpy executor; signatures
+        #: whose two sessions were made
+        self._automatic = backend is None and ctx.device_type != "gpu"
+        self._checked: set[tuple] = set()
         if self.backend == "numpy" and ctx.device_type == "gpu":
             raise GluonportError(
                 f"this block cannot train on {ctx}: its training graphs run on the numpy "
@@ -320,7 +342,40 @@ class TrainGraphs:
     def forward(self, feed: Mapping[str, np.ndarray], training: bool, monitor: Any = None
                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
         """(outputs, saved values); new auxiliary values are saved under the aux names.
-        ``monitor`` (an op hook; numpy backend) sees the forward graph's nodes."""
+        ``monitor`` (an op hook; numpy backend) sees the forward graph's nodes.
+
+        With onnxruntime chosen automatically, the first call of each input signature also
+        makes the backward graph's session; where onnxruntime cannot make either session (it
+        has no kernel for a node: an older onnxruntime, float64 products), the block warns
+        and trains on the numpy executor from then on, this step included."""
+        if not (self._automatic and self.backend == "onnxruntime"):
+            return self._forward(feed, training, monitor)
+        key = tuple((np.asarray(feed[name]).dtype.str, np.shape(feed[name]))
+                    for name in self._fwd.names)
+        if key in self._checked:
+            return self._forward(feed, training, monitor)
+        try:
+            outs, saved = self._forward(feed, training, monitor)
+            if self._bwd is not None:
+                self._bwd.prepare(self._backward_feed(feed, saved,
+                                                      [np.zeros_like(o) for o in outs]))
+        except UnsupportedOpError as exc:
+            self._use_numpy(exc)
+            return self._forward(feed, training, monitor)
+        self._checked.add(key)
+        return outs, saved
+
+    def _use_numpy(self, why: Exception) -> None:
+        warnings.warn(f"{why}; this block trains on the numpy executor instead (slower): "
+                      "upgrade onnxruntime, or hybridize(backend='numpy') to choose it",
+                      stacklevel=4)
+        self.bg, self.updates, self.backend = self._numpy_bg, [], "numpy"
+        self.on_device, self._shared = False, []
+        self._fwd = _Numpy(self.bg.forward)
+        self._bwd = None if self.bg.backward is None else _Numpy(self.bg.backward)
+
+    def _forward(self, feed: Mapping[str, np.ndarray], training: bool, monitor: Any
+                 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
         n, k = self.bg.n_outputs, len(self.bg.saved)
         if self.on_device:
             from ..runtime.ort import to_device
@@ -344,9 +399,7 @@ class TrainGraphs:
             np.copyto(feed[name], saved["_aux:" + name], casting="unsafe")
         if self._bwd is None:
             return [None] * len(self.bg.wrt)
-        bfeed = {**feed, **saved}
-        for name in self.bg.ograds:
-            bfeed[name] = ograds[int(name.rpartition(":")[2])]
+        bfeed = self._backward_feed(feed, saved, ograds)
         dests: dict[int, np.ndarray] = {}
         if into is not None:
             slots = itertools.accumulate(self.bg.grad_of, initial=0)
@@ -354,3 +407,10 @@ class TrainGraphs:
                      if has and d is not None}
         got = iter(self._bwd(bfeed, True, into=dests))
         return [next(got) if has else None for has in self.bg.grad_of]
+
+    def _backward_feed(self, feed: Mapping[str, Any], saved: Mapping[str, Any],
+                       ograds: Sequence[Any]) -> dict[str, Any]:
+        bfeed = {**feed, **saved}
+        for name in self.bg.ograds:
+            bfeed[name] = ograds[int(name.rpartition(":")[2])]
+        return bfeed

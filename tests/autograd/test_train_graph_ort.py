@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from gluonport.gluon._train_graph import _batched_transposes_as_einsum, _return_unreshaped
@@ -268,3 +269,90 @@ def test_device_mode_keeps_parameters_and_saved_values_between_the_graphs(monkey
     assert losses == want_losses
     for g, w in zip(grads[0] + grads[1] + params, want_grads[0] + want_grads[1] + want_params):
         np.testing.assert_array_equal(g, w)
+
+
+# --- onnxruntime chosen automatically but unable to make a session -------------------------
+def _train_bn(backend, steps=2):
+    """Two SGD steps of a conv + BatchNorm net: (losses, gradients, parameters, the
+    TrainGraphs of its cached graph)."""
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3, in_channels=3, use_bias=False),
+            gluon.nn.BatchNorm(in_channels=4), gluon.nn.Activation("relu"),
+            gluon.nn.Dense(3, in_units=4 * 3 * 3))
+    net.initialize(mx.init.Xavier())
+    for i, p in enumerate(net.collect_params().values()):
+        if p.grad_req != "null":
+            p.set_data(mx.nd.array(np.random.RandomState(i).randn(*p.shape) * 0.3))
+    net.hybridize(backend=backend)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    x = mx.nd.array(np.random.RandomState(9).randn(4, 3, 5, 5))
+    losses, grads = [], []
+    for _ in range(steps):
+        with autograd.record():
+            loss = (net(x) ** 2).sum()
+        loss.backward()
+        grads.append([p.grad().asnumpy().copy() for p in net.collect_params().values()
+                      if p.grad_req != "null"])
+        trainer.step(4)
+        losses.append(loss.asscalar())
+    graphs = list(net._cached_op._train_graphs.values())
+    return losses, grads, [p.data().asnumpy() for p in net.collect_params().values()], graphs
+
+
+def _no_kernel_for(monkeypatch, which):
+    """onnxruntime 'lacks a kernel' for the backward (or forward) training graph: making its
+    session raises the UnsupportedOpError OrtRunner raises for NOT_IMPLEMENTED."""
+    from gluonport.errors import UnsupportedOpError
+
+    def is_target(graph):
+        backward = any(n.startswith("_ograd:") for n in graph.names)
+        return backward == (which == "backward")
+
+    real_build = _train_graph._Ort._build
+
+    def build(self, arrays):
+        if is_target(self):
+            raise UnsupportedOpError("ONNX model 'gluonport': onnxruntime 0.0 has no kernel "
+                                     "for part of this model: (simulated)")
+        return real_build(self, arrays)
+
+    monkeypatch.setattr(_train_graph._Ort, "_build", build)
+
+
+@pytest.mark.parametrize("which", ["forward", "backward"])
+def test_automatic_backend_falls_back_to_numpy_when_onnxruntime_lacks_a_kernel(monkeypatch,
+                                                                               which):
+    # an older onnxruntime has no kernel for some node (float64 FusedMatMul in onnxruntime
+    # 1.19): a block on the automatic backend warns once and trains on the numpy executor,
+    # from the failing step on, with the numpy backend's numbers
+    want = _train_bn("numpy")
+    _no_kernel_for(monkeypatch, which)
+    with pytest.warns(UserWarning, match="trains on the numpy executor") as caught:
+        got = _train_bn(None)
+    assert len([w for w in caught if "numpy executor" in str(w.message)]) == 1
+    assert [g.backend for g in got[3]] == ["numpy"]
+    np.testing.assert_array_equal(got[0], want[0])
+    for g_step, w_step in zip(got[1], want[1]):
+        for g, w in zip(g_step, w_step):
+            np.testing.assert_array_equal(g, w)
+    for g, w in zip(got[2], want[2]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_requested_onnxruntime_does_not_fall_back(monkeypatch):
+    from gluonport.errors import UnsupportedOpError
+
+    _no_kernel_for(monkeypatch, "backward")
+    with pytest.raises(UnsupportedOpError, match="has no kernel"):
+        _train_bn("onnxruntime", steps=1)
+
+
+def test_automatic_backend_checks_each_signature_once(monkeypatch):
+    # the backward session is made with the first forward of a signature, not again
+    made = []
+    real = _train_graph._Ort.prepare
+    monkeypatch.setattr(_train_graph._Ort, "prepare",
+                        lambda self, feed: made.append(1) or real(self, feed))
+    losses, _, _, graphs = _train_bn(None, steps=3)
+    assert [g.backend for g in graphs] == ["onnxruntime"] and len(made) == 1
+    assert np.all(np.isfinite(losses))
