@@ -216,65 +216,9 @@ def test_a_strided_gradient_buffer_is_copied_into():
 
 
 # --- a gpu(i) block's way, exercised on the CPU -------------------------------------------------
-def test_device_mode_keeps_parameters_and_saved_values_between_the_graphs(monkeypatch):
-    """On a device the forward graph gets the inputs both graphs read as DeviceArrays, copied
-    once, and keeps its saved values there; the backward graph takes both as they are. Run
-    that way on the CPU (``_DEVICE_ON_CPU``), two steps of BatchNorm training give the same
-    losses, gradients, parameters and moving statistics, bit for bit, as the host path."""
-    from gluonport.runtime.ort import DeviceArray, OrtRunner
-
-    def train():
-        net = gluon.nn.HybridSequential()
-        net.add(gluon.nn.Conv2D(4, 3, in_channels=3, use_bias=False),
-                gluon.nn.BatchNorm(in_channels=4), gluon.nn.Activation("relu"),
-                gluon.nn.Dense(3, in_units=4 * 3 * 3))
-        net.initialize(mx.init.Xavier())
-        for i, p in enumerate(net.collect_params().values()):
-            if p.grad_req != "null":
-                p.set_data(mx.nd.array(np.random.RandomState(i).randn(*p.shape) * 0.3))
-        net.hybridize(backend="onnxruntime", static_alloc=True, static_shape=True)
-        trainer = gluon.Trainer(net.collect_params(), "sgd",
-                                {"learning_rate": 0.1, "momentum": 0.9})
-        x = mx.nd.array(np.random.RandomState(9).randn(4, 3, 5, 5))
-        losses, grads = [], []
-        for _ in range(2):
-            with autograd.record():
-                loss = (net(x) ** 2).sum()
-            loss.backward()
-            grads.append([p.grad().asnumpy().copy() for p in net.collect_params().values()
-                          if p.grad_req != "null"])
-            trainer.step(4)
-            losses.append(loss.asscalar())
-        return net, losses, grads, [p.data().asnumpy() for p in net.collect_params().values()]
-
-    want = train()[1:]
-    fed = []
-    real = OrtRunner.run_device
-
-    def spy(self, inputs, keep=()):
-        fed.append(({n: type(v) for n, v in inputs.items()}, list(keep)))
-        return real(self, inputs, keep)
-
-    monkeypatch.setattr(OrtRunner, "run_device", spy)
-    monkeypatch.setattr(_train_graph, "_DEVICE_ON_CPU", True)
-    net, *got = train()
-    graphs = next(iter(net._cached_op._train_graphs.values()))
-    assert graphs.on_device and any(n.endswith("_weight") for n in graphs._shared)
-    (fwd_in, fwd_keep), (bwd_in, bwd_keep) = fed[0], fed[1]
-    weight = next(n for n in fwd_in if n.endswith("weight"))
-    assert fwd_in[weight] is DeviceArray and bwd_in[weight] is DeviceArray
-    assert fwd_keep and not bwd_keep  # saved values kept; gradients come back
-    assert sum(t is DeviceArray for t in bwd_in.values()) > len(graphs._shared)
-    (losses, grads, params), (want_losses, want_grads, want_params) = got, want
-    assert losses == want_losses
-    for g, w in zip(grads[0] + grads[1] + params, want_grads[0] + want_grads[1] + want_params):
-        np.testing.assert_array_equal(g, w)
-
-
-# --- onnxruntime chosen automatically but unable to make a session -------------------------
 def _train_bn(backend, steps=2):
-    """Two SGD steps of a conv + BatchNorm net: (losses, gradients, parameters, the
-    TrainGraphs of its cached graph)."""
+    """``steps`` SGD steps (momentum 0.9) of a conv + BatchNorm net hybridized on ``backend``:
+    (losses, gradients per step, parameters, the TrainGraphs of its cached graph)."""
     net = gluon.nn.HybridSequential()
     net.add(gluon.nn.Conv2D(4, 3, in_channels=3, use_bias=False),
             gluon.nn.BatchNorm(in_channels=4), gluon.nn.Activation("relu"),
@@ -283,8 +227,8 @@ def _train_bn(backend, steps=2):
     for i, p in enumerate(net.collect_params().values()):
         if p.grad_req != "null":
             p.set_data(mx.nd.array(np.random.RandomState(i).randn(*p.shape) * 0.3))
-    net.hybridize(backend=backend)
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    net.hybridize(backend=backend, static_alloc=True, static_shape=True)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
     x = mx.nd.array(np.random.RandomState(9).randn(4, 3, 5, 5))
     losses, grads = [], []
     for _ in range(steps):
@@ -299,6 +243,37 @@ def _train_bn(backend, steps=2):
     return losses, grads, [p.data().asnumpy() for p in net.collect_params().values()], graphs
 
 
+def test_device_mode_keeps_parameters_and_saved_values_between_the_graphs(monkeypatch):
+    """On a device the forward graph gets the inputs both graphs read as DeviceArrays, copied
+    once, and keeps its saved values there; the backward graph takes both as they are. Run
+    that way on the CPU (``_DEVICE_ON_CPU``), two steps of BatchNorm training give the same
+    losses, gradients, parameters and moving statistics, bit for bit, as the host path."""
+    from gluonport.runtime.ort import DeviceArray, OrtRunner
+
+    want = _train_bn("onnxruntime")[:3]
+    fed = []
+    real = OrtRunner.run_device
+
+    def spy(self, inputs, keep=()):
+        fed.append(({n: type(v) for n, v in inputs.items()}, list(keep)))
+        return real(self, inputs, keep)
+
+    monkeypatch.setattr(OrtRunner, "run_device", spy)
+    monkeypatch.setattr(_train_graph, "_DEVICE_ON_CPU", True)
+    *got, (graphs,) = _train_bn("onnxruntime")
+    assert graphs.on_device and any(n.endswith("_weight") for n in graphs._shared)
+    (fwd_in, fwd_keep), (bwd_in, bwd_keep) = fed[0], fed[1]
+    weight = next(n for n in fwd_in if n.endswith("weight"))
+    assert fwd_in[weight] is DeviceArray and bwd_in[weight] is DeviceArray
+    assert fwd_keep and not bwd_keep  # saved values kept; gradients come back
+    assert sum(t is DeviceArray for t in bwd_in.values()) > len(graphs._shared)
+    (losses, grads, params), (want_losses, want_grads, want_params) = got, want
+    assert losses == want_losses
+    for g, w in zip(grads[0] + grads[1] + params, want_grads[0] + want_grads[1] + want_params):
+        np.testing.assert_array_equal(g, w)
+
+
+# --- onnxruntime chosen automatically but unable to make a session -------------------------
 def _no_kernel_for(monkeypatch, which):
     """onnxruntime 'lacks a kernel' for the backward (or forward) training graph: making its
     session raises the UnsupportedOpError OrtRunner raises for NOT_IMPLEMENTED."""
