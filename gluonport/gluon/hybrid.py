@@ -16,7 +16,7 @@ from .. import autograd
 from .. import ndarray as _nd
 from .. import symbol as _sym
 from ..context import Context
-from ..errors import DeferredInitializationError, GluonportError, ShapeError
+from ..errors import DeferredInitializationError, GluonportError, ShapeError, UnsupportedOpError
 from ..ndarray import NDArray, _tape
 from ..symbol import Symbol
 from ..symbol.executor import GraphPlan
@@ -52,7 +52,9 @@ class CachedGraph:
 
     ``backend``: ``"numpy"`` runs the reference executor; ``"onnxruntime"`` exports the graph
     to ONNX on first use and runs it there (CPU, or CUDA for ``gpu(i)`` inputs); ``None``
-    picks onnxruntime when every op exports and no op hook is installed, else numpy.
+    picks onnxruntime when every op exports and no op hook is installed, else numpy, and on
+    the CPU moves to numpy with a warning where onnxruntime cannot load the graph (a kernel an
+    older onnxruntime lacks).
     """
 
     def __init__(self, symbol: Symbol, args: list[tuple[Any, Any]], backend: str | None = None,
@@ -98,7 +100,19 @@ class CachedGraph:
             if any(a is not None and a._ag is not None for a in arrays):
                 return self._record(data, arrays, ctx, training)
         if self.backend == "onnxruntime" and not training:
-            outs = self._onnx_graph(ctx)([d._data for d in data])
+            try:
+                outs = self._onnx_graph(ctx)([d._data for d in data])
+            except UnsupportedOpError as exc:
+                # onnxruntime was chosen automatically and cannot load the graph (a kernel an
+                # older onnxruntime lacks): run on the numpy executor from now on, as the
+                # training graphs do (_train_graph.TrainGraphs.forward)
+                if self.requested is not None or ctx.device_type == "gpu":
+                    raise
+                warnings.warn(f"{exc}; this block runs on the numpy executor instead "
+                              "(slower): upgrade onnxruntime, or hybridize(backend='numpy') "
+                              "to choose it", stacklevel=3)
+                self._exports = False
+                outs = self._run_numpy(data, ctx, training)
         elif ctx.device_type == "gpu":
             why = ("a training-mode forward (autograd.record / train_mode) runs on the numpy "
                    "executor" if training else "it has ops without an ONNX converter, so it "

@@ -331,3 +331,39 @@ def test_pinned_and_shared_inputs_use_the_cpu_parameters():
     assert net.weight.data(mx.cpu_pinned(0)) is net.weight.data(mx.cpu(0))
     with pytest.raises(mx.errors.ParameterNotInitializedError):
         net.weight.data(mx.gpu(0))
+
+
+@pytest.mark.parametrize("backend", [None, "onnxruntime"])
+def test_onnxruntime_without_a_kernel_falls_back_on_the_automatic_backend(monkeypatch, backend):
+    # onnxruntime 1.19 has no float64 Cos kernel: loading the graph raises UnsupportedOpError.
+    # Chosen automatically, the block warns once and runs on the numpy executor from then on;
+    # a requested onnxruntime backend keeps the error.
+    from gluonport.errors import UnsupportedOpError
+    from gluonport.runtime.graph import OnnxGraph
+
+    def no_kernel(self, *args, **kwargs):
+        raise UnsupportedOpError("ONNX model 'gluonport': onnxruntime 0.0 has no kernel for "
+                                 "part of this model: Cos(7) (simulated)")
+
+    monkeypatch.setattr(OnnxGraph, "__call__", no_kernel)
+
+    class Net(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return F.cos(x) * 2
+
+    net = Net()
+    net.hybridize(backend=backend)
+    x = mx.nd.array(np.linspace(-3, 3, 12).reshape(3, 4), dtype="float64")
+    if backend == "onnxruntime":
+        with pytest.raises(UnsupportedOpError, match="no kernel"):
+            net(x)
+        return
+    with pytest.warns(UserWarning, match="runs on the numpy executor instead"):
+        first = net(x).asnumpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: later calls go to numpy directly
+        second = net(x).asnumpy()
+    assert net._cached_op.backend == "numpy"
+    want = np.cos(np.linspace(-3, 3, 12).reshape(3, 4)) * 2
+    np.testing.assert_allclose(first, want, rtol=1e-12)
+    np.testing.assert_array_equal(second, first)
