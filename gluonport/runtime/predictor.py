@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._modelpath import ModelFiles, resolve_model
 from ..context import Context, cpu
-from ..errors import DeviceError, FormatError, GluonportError
+from ..errors import DeviceError, FormatError, GluonportError, UnsupportedOpError
 from ..ndarray import NDArray
 from ._providers import providers_for
 from .ort import OrtRunner, RuntimeOptions
@@ -29,11 +31,15 @@ class Predictor:
 
     Outputs are numpy arrays (``as_ndarray=True`` gives NDArrays), one array for a
     single-output model, else a list. Calls are thread-safe.
+
+    ``fallback`` (onnxruntime chosen automatically, on the CPU): makes the numpy executor's
+    run, taken with a warning when onnxruntime cannot load the model (a kernel an older
+    onnxruntime lacks); ``backend`` then says ``"numpy"``.
     """
 
     def __init__(self, run: Any, input_names: list[str], input_shapes: dict[str, Any],
                  output_names: list[str], backend: str, ctx: Context, as_ndarray: bool,
-                 providers: Any):
+                 providers: Any, fallback: Callable[[], Any] | None = None):
         self._run = run
         self.input_names = input_names
         self.input_shapes = input_shapes
@@ -42,6 +48,8 @@ class Predictor:
         self.ctx = ctx
         self.as_ndarray = as_ndarray
         self._providers = providers
+        self._fallback = fallback
+        self._lock = threading.Lock()
 
     @property
     def providers(self) -> list[str]:
@@ -63,10 +71,27 @@ class Predictor:
                 raise GluonportError(f"inputs {self.input_names} expected; missing {missing}, "
                                      f"unknown {extra}")
             feed = kwargs
-        outs = self._run([_plain(feed[n]) for n in self.input_names])
+        arrays = [_plain(feed[n]) for n in self.input_names]
+        try:
+            outs = self._run(arrays)
+        except UnsupportedOpError as exc:
+            if self._fallback is None:
+                raise
+            self._use_numpy(exc)
+            outs = self._run(arrays)
         if self.as_ndarray:
             outs = [NDArray(np.asarray(o), self.ctx) for o in outs]
         return outs[0] if len(outs) == 1 else list(outs)
+
+    def _use_numpy(self, why: Exception) -> None:
+        with self._lock:
+            if self._fallback is None:  # another thread switched already
+                return
+            warnings.warn(f"{why}; the model runs on the numpy executor instead (slower): "
+                          "upgrade onnxruntime, or load(..., backend='numpy') to choose it",
+                          stacklevel=3)
+            self._run, self._fallback = self._fallback(), None
+            self.backend, self._providers = "numpy", []
 
     def __repr__(self) -> str:
         return (f"<Predictor {self.backend} on {self.ctx}: inputs {self.input_names} -> "
@@ -82,9 +107,14 @@ def _from_onnx(files: ModelFiles, ctx: Context, backend: str | None, options: Ru
         params = {**arg, **aux}
         return _from_symbol(sym, params, None, ctx, "numpy", options, as_ndarray)
     runner = OrtRunner(files.onnx_file, ctx, options)
+
+    def numpy_run() -> Any:
+        return _from_onnx(files, ctx, "numpy", options, as_ndarray)._run
+
     return Predictor(lambda arrays: runner.run(arrays), runner.input_names, runner.input_shapes,
                      runner.output_names, "onnxruntime", ctx, as_ndarray,
-                     lambda: runner.providers)
+                     lambda: runner.providers,
+                     numpy_run if backend is None and ctx.device_type != "gpu" else None)
 
 
 def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str] | None,
@@ -106,6 +136,20 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
         raise GluonportError(f"input(s) {unknown} are not in the graph; its inputs are "
                              f"{sym.list_inputs()}")
     shapes = {n.name: var_shape_attr(n) for n in order if n.op is None and n.name in data}
+
+    def numpy_run() -> Any:
+        plan = GraphPlan(sym)
+        label_zeros = {n: np.zeros((1,), np.float32) for n in labels if n not in pvals}
+
+        def run(arrays):
+            feed = dict(pvals)
+            feed.update(label_zeros)
+            feed.update(zip(data, arrays))
+            return plan.run(feed)
+
+        return run
+
+    automatic = backend is None and ctx.device_type != "gpu"
     if backend is None:
         backend = "onnxruntime" if graph_exports(sym) else "numpy"
     if backend == "onnxruntime":
@@ -119,19 +163,11 @@ def _from_symbol(sym: Any, params: Mapping[str, Any], input_names: Sequence[str]
         if ctx.device_type == "gpu":
             raise DeviceError(f"{ctx}: the numpy backend runs on the CPU only; use ctx=cpu() "
                               "or backend='onnxruntime'")
-        plan = GraphPlan(sym)
-        label_zeros = {n: np.zeros((1,), np.float32) for n in labels if n not in pvals}
-
-        def run(arrays):
-            feed = dict(pvals)
-            feed.update(label_zeros)
-            feed.update(zip(data, arrays))
-            return plan.run(feed)
-
-        providers = []
+        run, providers, automatic = numpy_run(), [], False
     else:
         raise GluonportError(f"unknown backend {backend!r}; use 'onnxruntime' or 'numpy'")
-    return Predictor(run, data, shapes, sym.list_outputs(), backend, ctx, as_ndarray, providers)
+    return Predictor(run, data, shapes, sym.list_outputs(), backend, ctx, as_ndarray, providers,
+                     numpy_run if automatic else None)
 
 
 def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Context | None = None,
@@ -149,7 +185,9 @@ def load(path_or_prefix: str | os.PathLike, epoch: int | None = None, ctx: Conte
     ctx:
         ``cpu()`` (default) or ``gpu(i)`` (onnxruntime's CUDA provider; an error if unusable).
     backend:
-        ``"onnxruntime"``, ``"numpy"``, or ``None``: onnxruntime when every op exports.
+        ``"onnxruntime"``, ``"numpy"``, or ``None``: onnxruntime when every op exports (on the
+        CPU, the numpy executor with a warning if onnxruntime then cannot load the model: a
+        kernel an older onnxruntime lacks).
     as_ndarray:
         Return NDArrays instead of numpy arrays.
     allow_missing:

@@ -156,3 +156,53 @@ def test_symbolblock_on_gpu_context_without_cuda_is_an_error():
     x = mx.nd.array(np.load(prefix + "-input.npy"), ctx=mx.gpu(0))
     with pytest.raises(DeviceError, match="CUDAExecutionProvider"):
         block(x)
+
+
+def _cos_model(tmp_path, kind):
+    """``2 cos(x)`` as an MXNet symbol file (no parameters) or an ONNX file (float64 input)."""
+    if kind == "mxnet":
+        x = mx.sym.var("data")
+        (mx.sym.cos(x) * 2).save(str(tmp_path / "m-symbol.json"))
+        mx.nd.save(str(tmp_path / "m-0000.params"), {})
+        return str(tmp_path / "m")
+    import onnx
+    from onnx import helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Cos", ["data"], ["c"]), helper.make_node("Add", ["c", "c"], ["y"])],
+        "g", [helper.make_tensor_value_info("data", onnx.TensorProto.DOUBLE, [2, 3])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.DOUBLE, [2, 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                ir_version=8), str(tmp_path / "m.onnx"))
+    return str(tmp_path / "m.onnx")
+
+
+@pytest.mark.parametrize("kind", ["mxnet", "onnx"])
+@pytest.mark.parametrize("backend", [None, "onnxruntime"])
+def test_load_falls_back_to_numpy_where_onnxruntime_lacks_a_kernel(monkeypatch, tmp_path, kind,
+                                                                   backend):
+    # onnxruntime 1.19 has no float64 Cos kernel (UnsupportedOpError when the session is made).
+    # Chosen automatically, the model warns once and runs on the numpy executor; a requested
+    # onnxruntime backend keeps the error.
+    from gluonport.errors import UnsupportedOpError
+    from gluonport.runtime.graph import OnnxGraph
+    from gluonport.runtime.ort import OrtRunner
+
+    def no_kernel(self, *args, **kwargs):
+        raise UnsupportedOpError("ONNX model 'm': onnxruntime 0.0 has no kernel for part of "
+                                 "this model: Cos(7) (simulated)")
+
+    monkeypatch.setattr(OnnxGraph, "__call__", no_kernel)
+    monkeypatch.setattr(OrtRunner, "run", no_kernel)
+    model = mx.load(_cos_model(tmp_path, kind), backend=backend)
+    assert model.backend == "onnxruntime"
+    x = np.linspace(-3, 3, 6).reshape(2, 3)
+    if backend == "onnxruntime":
+        with pytest.raises(UnsupportedOpError, match="no kernel"):
+            model(x)
+        return
+    with pytest.warns(UserWarning, match="runs on the numpy executor instead"):
+        y = model(x)
+    assert model.backend == "numpy" and model.providers == []
+    np.testing.assert_allclose(y, 2 * np.cos(x), rtol=1e-12)
+    np.testing.assert_array_equal(model(x), y)  # later calls: numpy, no warning needed
