@@ -87,11 +87,15 @@ class Predictor:
         with self._lock:
             if self._fallback is None:  # another thread switched already
                 return
+            make, self._fallback = self._fallback, None
+            try:
+                run = make()
+            except GluonportError:  # the numpy executor cannot take it either (an ONNX op
+                raise why from None  # gluonport does not import): onnxruntime's error stands
             warnings.warn(f"{why}; the model runs on the numpy executor instead (slower): "
                           "upgrade onnxruntime, or load(..., backend='numpy') to choose it",
                           stacklevel=3)
-            self._run, self._fallback = self._fallback(), None
-            self.backend, self._providers = "numpy", []
+            self._run, self.backend, self._providers = run, "numpy", []
 
     def __repr__(self) -> str:
         return (f"<Predictor {self.backend} on {self.ctx}: inputs {self.input_names} -> "

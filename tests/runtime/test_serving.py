@@ -206,3 +206,36 @@ def test_load_falls_back_to_numpy_where_onnxruntime_lacks_a_kernel(monkeypatch, 
     assert model.backend == "numpy" and model.providers == []
     np.testing.assert_allclose(y, 2 * np.cos(x), rtol=1e-12)
     np.testing.assert_array_equal(model(x), y)  # later calls: numpy, no warning needed
+
+
+def test_load_keeps_onnxruntime_error_when_numpy_cannot_take_the_model(monkeypatch, tmp_path):
+    # the fallback imports an ONNX file for the numpy executor; an op gluonport does not
+    # import leaves onnxruntime's error (no warning, no half switch)
+    import warnings
+
+    import onnx
+    from onnx import helper
+
+    from gluonport.errors import UnsupportedOpError
+    from gluonport.runtime.ort import OrtRunner
+
+    graph = helper.make_graph(
+        [helper.make_node("Cos", ["data"], ["c"]),
+         helper.make_node("Frobnicate", ["c"], ["y"], domain="example.custom")],
+        "g", [helper.make_tensor_value_info("data", onnx.TensorProto.DOUBLE, [2, 3])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.DOUBLE, [2, 3])])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                      helper.make_opsetid("example.custom", 1)],
+                                ir_version=8), str(path))
+
+    def no_kernel(self, *args, **kwargs):
+        raise UnsupportedOpError("ONNX model 'm': onnxruntime 0.0 has no kernel (simulated)")
+
+    monkeypatch.setattr(OrtRunner, "run", no_kernel)
+    model = mx.load(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UnsupportedOpError, match="no kernel"):
+            model(np.zeros((2, 3)))
+    assert model.backend == "onnxruntime"
