@@ -299,10 +299,8 @@ class TrainGraphs:
         if backend != "numpy":
             self._try_onnxruntime(symbol, wrt, training)
         #: onnxruntime chosen automatically on the CPU: a signature whose sessions onnxruntime
-        #: cannot make (a kernel it lacks) moves the block to the numpy executor; signatures
-        #: whose two sessions were made
+        #: cannot make (a kernel it lacks) moves the block to the numpy executor
         self._automatic = backend is None and ctx.device_type != "gpu"
-        self._checked: set[tuple] = set()
         if self.backend == "numpy" and ctx.device_type == "gpu":
             raise GluonportError(
                 f"this block cannot train on {ctx}: its training graphs run on the numpy "
@@ -350,19 +348,15 @@ class TrainGraphs:
         and trains on the numpy executor from then on, this step included."""
         if not (self._automatic and self.backend == "onnxruntime"):
             return self._forward(feed, training, monitor)
-        key = tuple((np.asarray(feed[name]).dtype.str, np.shape(feed[name]))
-                    for name in self._fwd.names)
-        if key in self._checked:
-            return self._forward(feed, training, monitor)
+        signatures = len(self._fwd._runners)
         try:
             outs, saved = self._forward(feed, training, monitor)
-            if self._bwd is not None:
+            if self._bwd is not None and len(self._fwd._runners) > signatures:  # a new one
                 self._bwd.prepare(self._backward_feed(feed, saved,
                                                       [np.zeros_like(o) for o in outs]))
         except UnsupportedOpError as exc:
             self._use_numpy(exc)
             return self._forward(feed, training, monitor)
-        self._checked.add(key)
         return outs, saved
 
     def _use_numpy(self, why: Exception) -> None:
