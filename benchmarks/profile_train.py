@@ -104,10 +104,9 @@ def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
 
 
 def _run_child(name: str, batch: int, threads: int, steps: int, warmup: int) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
-    repo = os.path.dirname(HERE)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH")) if p)
+    import bench_train as b
+
+    env = b._env(threads, spin=False)  # bench_train's thread settings and PYTHONPATH
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, os.path.abspath(__file__), "--child", name, str(batch),
                 str(steps), str(warmup), tmp]
