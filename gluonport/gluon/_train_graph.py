@@ -167,8 +167,13 @@ class _Ort:
         reshapes: list[tuple[int, ...] | None] = [None] * len(model.graph.output) \
             if self.on_device else _return_unreshaped(model)
         options = _train_options()
-        if not self.on_device and options.intra_op_num_threads != 1:
-            _batched_transposes_as_einsum(model)
+        if not self.on_device:
+            from onnx import shape_inference
+
+            typed = shape_inference.infer_shapes(model).graph
+            if options.intra_op_num_threads != 1:
+                _batched_transposes_as_einsum(model, typed)
+            _single_values_at_full_rank(model, typed)
         return OrtRunner(model, self.ctx, options), reshapes
 
 
@@ -240,11 +245,12 @@ def _return_unreshaped(model: Any) -> list[tuple[int, ...] | None]:
     return shapes
 
 
-def _batched_transposes_as_einsum(model: Any) -> None:
+def _batched_transposes_as_einsum(model: Any, typed: Any) -> None:
     """Rewrite, in ``model``, each ``Transpose`` that keeps axis 0 in place as the same
     permutation written as an ``Einsum`` (an exact copy either way), unless a ``MatMul`` or
     ``Gemm`` reads it (onnxruntime folds such a transpose into the product); float32 and
-    float64 tensors only (onnxruntime's ``Einsum`` types), as ONNX shape inference types them.
+    float64 tensors only (onnxruntime's ``Einsum`` types), as ONNX shape inference types them
+    in ``typed`` (the model's shape-inferred graph).
 
     onnxruntime's CPU ``Transpose`` runs such a permutation as one small matrix transpose per
     index of the leading axes, each split over the intra-op pool, and with more than one
@@ -254,11 +260,10 @@ def _batched_transposes_as_einsum(model: Any) -> None:
     Whole training steps, two threads, the two graphs in one process taking turns: resnet18_v1
     b32 2.3% faster (24 of 30 turns), the LSTM language model 2.3% (16 of 24), LeNet-BN
     unchanged. Sessions with one intra-op thread keep ``Transpose``."""
-    from onnx import TensorProto, helper, shape_inference
+    from onnx import TensorProto, helper
 
     graph = model.graph
     floats = {TensorProto.FLOAT, TensorProto.DOUBLE}  # onnxruntime's Einsum types we use
-    typed = shape_inference.infer_shapes(model).graph
     float_names = {v.name for v in [*typed.value_info, *typed.input]
                    if v.type.tensor_type.elem_type in floats}
     readers: dict[str, set[str]] = {}
@@ -276,6 +281,86 @@ def _batched_transposes_as_einsum(model: Any) -> None:
         node.CopyFrom(helper.make_node(
             "Einsum", list(node.input), list(node.output), name=node.name,
             equation=f"{axes}->{''.join(axes[i] for i in perm)}"))
+
+
+#: ONNX's element-wise operators that broadcast their inputs against each other
+_BROADCASTING = frozenset({
+    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Equal", "Greater",
+    "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor", "Where"})
+
+
+def _typed_shapes(typed: Any) -> dict[str, list[int | None]]:
+    """{value name: its dims (None where not static)} of a shape-inferred graph."""
+    out = {}
+    for v in [*typed.value_info, *typed.input, *typed.output]:
+        t = v.type.tensor_type
+        if t.HasField("shape"):
+            out[v.name] = [int(d.dim_value) if d.HasField("dim_value") else None
+                           for d in t.shape.dim]
+    return out
+
+
+def _single_values_at_full_rank(model: Any, typed: Any) -> int:
+    """Rewrite, in ``model``, each broadcasting element-wise node whose output ends in an axis
+    of size 1 and that reads a single value of a lower rank (a scalar, ``[1]``, ``[1, 1]``) so
+    that it reads that value with the output's rank (``[1, 1, 1, 1]``): the initializer is
+    reshaped, a computed value goes through a ``Reshape``. Returns how many inputs changed.
+
+    onnxruntime's CPU kernels (1.19 to 1.32) broadcast a lower-rank single value against a
+    tensor whose last axis has size 1 one element at a time: ``Mul`` of a (32, 512, 1, 1)
+    tensor by a scalar took 300-380 us at one or two threads, and 10 us with the scalar as
+    (1, 1, 1, 1). resnet18_v1's last stage (1x1 images) has such nodes in its training graphs
+    (the ReLU gradient's ``Greater``, BatchNorm's scalings)."""
+    from onnx import NodeProto, helper, numpy_helper
+
+    graph = model.graph
+    shapes = _typed_shapes(typed)
+    inits = {t.name: t for t in graph.initializer}
+    shapes.update((name, list(t.dims)) for name, t in inits.items())
+    used = {*shapes, *(o for n in graph.node for o in n.output), *(i.name for i in graph.input)}
+
+    def fresh(base: str) -> str:
+        name = base
+        while name in used:
+            name += "_"
+        used.add(name)
+        return name
+
+    made: dict[tuple[str, int], str] = {}
+    ones: dict[int, str] = {}
+    nodes = []
+    changed = 0
+    for node in graph.node:
+        out = shapes.get(node.output[0]) if node.op_type in _BROADCASTING else None
+        if out and out[-1] == 1 and len(node.input) > 1:
+            rank = len(out)
+            for k, name in enumerate(node.input):
+                dims = shapes.get(name)
+                if dims is None or len(dims) >= rank or any(d != 1 for d in dims):
+                    continue
+                key = (name, rank)
+                if key not in made:
+                    made[key] = fresh(f"{name}__rank{rank}")
+                    if name in inits:
+                        value = numpy_helper.to_array(inits[name]).reshape((1,) * rank)
+                        graph.initializer.append(numpy_helper.from_array(value, made[key]))
+                    else:
+                        if rank not in ones:
+                            ones[rank] = fresh(f"ones_rank{rank}")
+                            graph.initializer.append(numpy_helper.from_array(
+                                np.ones(rank, np.int64), ones[rank]))
+                        nodes.append(helper.make_node("Reshape", [name, ones[rank]],
+                                                      [made[key]], name=made[key]))
+                node.input[k] = made[key]
+                changed += 1
+        nodes.append(node)
+    if changed:
+        kept = [NodeProto() for _ in nodes]
+        for copy, node in zip(kept, nodes):
+            copy.CopyFrom(node)
+        del graph.node[:]
+        graph.node.extend(kept)
+    return changed
 
 
 def _has_training_behaviour(symbol: Any) -> bool:

@@ -7,9 +7,13 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper, shape_inference
 
-from gluonport.gluon._train_graph import _batched_transposes_as_einsum, _return_unreshaped
+from gluonport.gluon._train_graph import (
+    _batched_transposes_as_einsum,
+    _return_unreshaped,
+    _single_values_at_full_rank,
+)
 
 
 def _ints(name, values):
@@ -86,7 +90,7 @@ def test_transposes_keeping_axis_0_become_einsum_with_the_same_values():
     x = np.random.RandomState(1).randn(2, 3, 4).astype(np.float32) * 3
     want = _run(_transposes_model(), x)
     model = _transposes_model()
-    _batched_transposes_as_einsum(model)
+    _batched_transposes_as_einsum(model, shape_inference.infer_shapes(model).graph)
     ops = {n.output[0]: (n.op_type, [a.s for a in n.attribute if a.name == "equation"])
            for n in model.graph.node}
     assert ops["t1"] == ("Einsum", [b"abc->acb"])
@@ -102,13 +106,59 @@ def test_one_intra_op_thread_keeps_transpose(monkeypatch):
     seen = []
     real = _train_graph._batched_transposes_as_einsum
     monkeypatch.setattr(_train_graph, "_batched_transposes_as_einsum",
-                        lambda m: seen.append(m) or real(m))
+                        lambda m, t: seen.append(m) or real(m, t))
     for threads, calls in (("1", 0), ("2", 2)):
         seen.clear()
         monkeypatch.setenv("OMP_NUM_THREADS", threads)
         _grads("onnxruntime")
         assert len(seen) == calls, threads  # the forward and the backward graph
     assert any(n.op_type == "Einsum" for m in seen for n in m.graph.node)
+
+
+def _single_values_model():
+    f, b = TensorProto.FLOAT, TensorProto.BOOL
+    nodes = [
+        helper.make_node("Mul", ["x", "half"], ["m"]),                 # scalar initializer
+        helper.make_node("Greater", ["m", "zero1"], ["gt"]),           # [1] initializer
+        helper.make_node("Where", ["gt", "m", "zero1"], ["w"]),        # and in a Where
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),       # a computed scalar
+        helper.make_node("Sub", ["s", "w"], ["d"]),                    # read before its rank
+        helper.make_node("Add", ["d", "s"], ["a"]),                    # the same Reshape again
+        helper.make_node("Div", ["x", "full"], ["k"]),                 # full rank already
+        helper.make_node("Reshape", ["x", "flat"], ["xf"]),
+        helper.make_node("Mul", ["xf", "half"], ["mf"]),               # last axis of size 6
+        helper.make_node("Mul", ["x", "x"], ["xx"]),                   # no single value
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", f, [2, 6, 1, 1])],
+        [helper.make_tensor_value_info(n, t, None) for n, t in
+         (("gt", b), ("w", f), ("a", f), ("k", f), ("mf", f), ("xx", f))],
+        [numpy_helper.from_array(np.asarray(0.5, np.float32), "half"),
+         numpy_helper.from_array(np.zeros(1, np.float32), "zero1"),
+         numpy_helper.from_array(np.full((1, 1, 1, 1), 3.0, np.float32), "full"),
+         _ints("flat", [2, 6])])
+    return helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_single_values_read_at_the_output_rank_give_the_same_values():
+    # onnxruntime broadcasts a lower-rank single value against a tensor whose last axis has
+    # size 1 element by element (25x slower); the rewrite gives such reads the full rank
+    x = np.random.RandomState(2).randn(2, 6, 1, 1).astype(np.float32)
+    want = _run(_single_values_model(), x)
+    model = _single_values_model()
+    assert _single_values_at_full_rank(model, shape_inference.infer_shapes(model).graph) == 5
+    typed = shape_inference.infer_shapes(model).graph
+    ranks = {v.name: len(v.type.tensor_type.shape.dim)
+             for v in [*typed.input, *typed.value_info, *typed.output]}
+    ranks.update((t.name, len(t.dims)) for t in model.graph.initializer)
+    reads = {n.output[0]: [ranks.get(i) for i in n.input] for n in model.graph.node}
+    assert reads["m"] == [4, 4] and reads["gt"] == [4, 4] and reads["w"] == [4, 4, 4]
+    assert reads["d"] == [4, 4] and reads["a"] == [4, 4]
+    assert reads["mf"] == [2, 0] and reads["k"] == [4, 4]  # left as they were
+    assert [n.op_type for n in model.graph.node].count("Reshape") == 2  # flat's and s's
+    for g, w in zip(_run(model, x), want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
 
 
 # --- gradients written straight into the gradient buffers ---------------------------------------
