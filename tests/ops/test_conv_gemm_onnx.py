@@ -6,8 +6,9 @@ gradients in tests/ops/test_ops.py and tests/ops/test_grads.py).
 Geometries cover strides, dilation, padding that some taps read only (dropped taps: 1x1 and
 2x2 images), uneven sizes, 1-D and 3-D; onnxruntime computes in float32, so the tolerance is
 float32 rounding of sums of up to a few hundred products (rtol 1e-5, atol 1e-5 of the largest
-value). Each case also checks that the GEMM path was taken (no ConvTranspose in the model) and
-that an output nobody reads is not computed.
+value). Each case also runs with the GEMM lowering off (the data gradient a ``ConvTranspose``,
+or for stride 1 a ``Conv`` of the flipped weight; the weight gradient a grouped ``Conv``),
+checks which path was taken, and that an output nobody reads is not computed.
 """
 
 from __future__ import annotations
@@ -76,14 +77,19 @@ def test_gemm_lowering_matches_kernel(geom, bias, monkeypatch):
         registry.get("_backward_Convolution").parse(
             {k: str(v) for k, v in attrs.items()}), *ins)
     positions = int(np.prod(ins[0].shape[2:]))
-    for limit in (conv_grad_onnx._GEMM_POSITIONS, 1 << 20):
+    # a stride-1 data gradient whose padding fits the dilated kernel is a Conv of the flipped
+    # weight when it is not a GEMM; other data gradients a ConvTranspose
+    as_conv = all(s == 1 for s in stride) and all(
+        (k - 1) * d >= p for k, d, p in zip(kernel, dilate, pad))
+    for limit in (0, conv_grad_onnx._GEMM_POSITIONS, 1 << 20):  # 0: no GEMM lowering
         monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS", limit)
         monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS_WEIGHT", limit)
         monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS_WEIGHT_FEW_TAPS", limit)
         outputs = list(range(len(ins) - 1))
         got, nodes = _ort(ins, attrs, outputs)
         ops = [n.op_type for n in nodes]
-        assert ("ConvTranspose" not in ops) == (positions <= limit), ops
+        assert ("ConvTranspose" in ops) == (positions > limit and not as_conv), ops
+        assert ops.count("Conv") == (positions > limit) * (1 + as_conv), ops
         for k, (g, w) in enumerate(zip(got, want)):
             tol = 1e-5 * max(1.0, float(np.abs(w).max()))
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=tol, err_msg=f"output {k}")

@@ -30,7 +30,7 @@ from . import LoweringContext, deliver
 
 __all__ = ["work_dtype", "as_dtype", "finish", "to_first", "first_perm", "last_perm",
            "pad", "window_taps", "im2col", "col2im", "window_sum", "taps_weight", "conv_by_taps",
-           "deconv_by_taps",
+           "deconv_by_taps", "deconv_as_conv_weight",
            "dim", "arith", "vec", "reduce", "end_pads", "data_counts", "pool_node",
            "window_mean", "power", "root", "fed_by_zero_pad", "global_pool", "touches_padding"]
 
@@ -205,8 +205,9 @@ def col2im(ctx: LoweringContext, cols: str, kernel, stride, dilate, pad_: Sequen
     return pad(ctx, y, [-p for p in pad_], [-p for p in pad_]) if any(pad_) else y
 
 
-def _deconv_as_conv_weight(ctx: LoweringContext, w: np.ndarray | str, groups: int, w_shape, dtype):
-    """(C, F/G, *k) transposed-convolution weight -> (F, C/G, *k) flipped convolution weight."""
+def deconv_as_conv_weight(ctx: LoweringContext, w: np.ndarray | str, groups: int, w_shape, dtype):
+    """(C, F/G, *k) transposed-convolution weight -> (F, C/G, *k) flipped convolution weight
+    (also a convolution's (F, C/G, *k) weight -> the (C, F/G, *k) one of its data gradient)."""
     c, fg, *kernel = (int(v) for v in w_shape)
     nd, cg = len(kernel), c // groups
     if not isinstance(w, str):
@@ -231,7 +232,7 @@ def deconv_by_taps(ctx: LoweringContext, x: str, w: np.ndarray | str, bias: str 
     reach = [d * (k - 1) for k, d in zip(geom.kernel, geom.dilate)]
     before = [r - p for r, p in zip(reach, pads)]
     after = [r - p + a for r, p, a in zip(reach, pads, adj)]
-    cw = _deconv_as_conv_weight(ctx, w, groups, w_shape, dtype)
+    cw = deconv_as_conv_weight(ctx, w, groups, w_shape, dtype)
     c, fg = int(w_shape[0]), int(w_shape[1])
     conv_shape = (groups * fg, c // groups, *geom.kernel)
     cols = taps_weight(ctx, cw, groups, conv_shape, dtype)

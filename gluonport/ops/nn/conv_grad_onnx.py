@@ -8,7 +8,8 @@ first layer's data gradient, whose data is outside the graph, is not). Convoluti
   gradients are one GEMM each over the whole batch (:mod:`..lowering.conv_gemm`: im2col in
   channels-last order, col2im by padded tap slabs), where onnxruntime's ``ConvTranspose`` and
   ``Conv`` would run one matrix-vector-like GEMM per sample;
-* otherwise a data gradient is a ``ConvTranspose`` (``output_padding`` restores the data size);
+* otherwise a stride-1 data gradient is a ``Conv`` of the flipped weight, other data gradients
+  a ``ConvTranspose`` (``output_padding`` restores the data size);
   a weight gradient is a grouped ``Conv`` over transposed tensors -- the batch becomes the
   channel axis, one operand's channels the batch, stride and dilation swap -- sliced to the
   kernel size and transposed back.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lowering import LoweringContext, conv_gemm, deliver, lowering, onnx_reduce
+from ..lowering import LoweringContext, conv_gemm, deliver, lowering, onnx_reduce, window
 from .conv import Geometry, deconv_pad_adj, geometry
 
 __all__: list[str] = []
@@ -69,6 +70,19 @@ def _weight_grad(ctx: LoweringContext, a: str, b: str, a_ch: int, b_ch: int, gro
     y = ctx.make("Slice", [y, ctx.ints([0] * nd, "k0"), ctx.ints(list(g.kernel), "k"),
                            ctx.ints(axes, "kaxes")])
     return ctx.make("Transpose", [y], perm=[1, 0] + axes)
+
+
+def _data_grad_as_conv(ctx: LoweringContext, og: str, w: str, g: Geometry, groups: int,
+                       w_shape) -> str:
+    """A stride-1 convolution's data gradient as a ``Conv`` of ``og`` with the flipped weight,
+    its two channel axes swapped: ``dx[i] = sum_k w[k] og[i + p - k*d]``, a convolution padded
+    by ``d*(k-1) - p``. onnxruntime's ``ConvTranspose`` computes the same sums per sample as a
+    GEMM and a col2im pass, which took about twice as long as this ``Conv`` (resnet18_v1's
+    64-channel 3x3 layers on 8x8 images, batch 32, two threads: 2.2-2.4 ms against 1.2 ms)."""
+    wt = window.deconv_as_conv_weight(ctx, w, groups, w_shape, np.float32)
+    pads = [g.dilated(i) - 1 - q for i, q in enumerate(g.pad)]
+    return ctx.make("Conv", [og, wt], kernel_shape=list(g.kernel), dilations=list(g.dilate),
+                    pads=pads * 2, group=groups)
 
 
 def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
@@ -119,6 +133,9 @@ def _conv_onnx(ctx: LoweringContext) -> None:
         if cs is not None:
             rows = conv_gemm.grad_rows(ctx, og, cs)
             dx = conv_gemm.data_grad(ctx, rows, conv_gemm.weight_rows(ctx, w, cs), cs)
+        elif all(s == 1 for s in g.stride) and all(
+                g.dilated(i) - 1 >= q for i, q in enumerate(g.pad)):
+            dx = _data_grad_as_conv(ctx, og, w, g, p.num_group, ctx.in_shapes[2])
         else:
             out_pad = [(v + 2 * q - d) % s for v, q, d, s in
                        zip(x_sp, g.pad, (g.dilated(i) for i in range(g.nd)), g.stride)]
