@@ -84,7 +84,6 @@ def test_gemm_lowering_matches_kernel(geom, bias, monkeypatch):
     for limit in (0, conv_grad_onnx._GEMM_POSITIONS, 1 << 20):  # 0: no GEMM lowering
         monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS", limit)
         monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS_WEIGHT", limit)
-        monkeypatch.setattr(conv_grad_onnx, "_GEMM_POSITIONS_WEIGHT_FEW_TAPS", limit)
         outputs = list(range(len(ins) - 1))
         got, nodes = _ort(ins, attrs, outputs)
         ops = [n.op_type for n in nodes]

@@ -91,17 +91,20 @@ def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
 
 #: at most this many output positions per sample: a data gradient (resp. a weight gradient) is
 #: a GEMM over the batch (:mod:`..lowering.conv_gemm`) instead of onnxruntime's per-sample
-#: ConvTranspose (Conv). One thread, batch 32, ConvTranspose/Conv vs GEMM ms: 512x1x1 3x3
-#: 13.8/2.2 (data), 8.1/2.4 (weight); 256x2x2 10.3/1.6, 3.7/1.9; 128x4x4 2.9/1.9, 3.5/1.8;
-#: 64x8x8 2.8/3.3, 6.3/3.3; LeNet's 20->50 5x5 on 12x12 1.8/3.4, 3.2/3.2; 3->64 7x7 s2 on
-#: 32x32 (256 positions) 2.7/26, 3.9/9.0. The transposed Conv of a weight gradient makes one
-#: skinny GEMM per input channel, as wide as the kernel has taps: with at most 9 taps the GEMM
-#: lowering wins up to 64 positions. Whole backward graphs, CPU time, min of 15-20, weight
-#: gradients as GEMMs up to 16 vs 64 positions: resnet18_v1 b32 (3x3) 99.3 vs 92.6 ms, LeNet
-#: b32 (5x5 on 8x8 outputs) 9.9 vs 11.8 ms.
+#: ConvTranspose or Conv (Conv). One thread, batch 32, ConvTranspose/Conv vs GEMM ms: 512x1x1
+#: 3x3 13.8/2.2 (data), 8.1/2.4 (weight); 256x2x2 10.3/1.6, 3.7/1.9; 128x4x4 2.9/1.9, 3.5/1.8;
+#: 64x8x8 2.8/3.3, 6.3/3.3; 3->64 7x7 s2 on 32x32 (256 positions) 2.7/26, 3.9/9.0. The
+#: transposed Conv of a weight gradient makes one skinny GEMM per input channel, as wide as the
+#: kernel has taps, so weight gradients gain up to more positions: whole backward graphs,
+#: resnet18_v1 b32 (3x3) 99.3 ms with GEMMs up to 16 positions, 92.6 ms up to 64. Kernels of
+#: more taps were held at 16 while im2col was a Slice per tap (LeNet's 5x5 on 8x8 outputs:
+#: 11.8 ms against 9.9); with im2col one Gather, 64 made whole LeNet steps 12% faster at batch
+#: 32 and LeNet-BN's 7% (in-process A/B, two threads, 12 turns). resnet18's 7x7 first layer
+#: (3 channels, 256 positions) stays a transposed Conv (2.5 ms; as a GEMM, a 1.3 ms Gather of
+#: 3-value blocks and a 1.6 ms MatMul); limits of 64 for the data gradient and the forward
+#: gained nothing on resnet18.
 _GEMM_POSITIONS = 16
-_GEMM_POSITIONS_WEIGHT = 16
-_GEMM_POSITIONS_WEIGHT_FEW_TAPS = 64
+_GEMM_POSITIONS_WEIGHT = 64
 
 
 def _gemm_shape(g: Geometry, groups: int, n: int, c: int, f: int, x_sp, og_sp, limit: int
@@ -120,9 +123,7 @@ def _conv_onnx(ctx: LoweringContext) -> None:
     og_sp = [int(v) for v in ctx.in_shapes[0][2:]]
     n, c, f = int(ctx.in_shapes[1][0]), int(ctx.in_shapes[1][1]), p.num_filter
     if ctx.wants(1):
-        limit = (_GEMM_POSITIONS_WEIGHT_FEW_TAPS if int(np.prod(g.kernel)) <= 9
-                 else _GEMM_POSITIONS_WEIGHT)
-        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, limit)
+        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, _GEMM_POSITIONS_WEIGHT)
         if cs is not None:
             dw = conv_gemm.weight_grad(ctx, og, conv_gemm.im2col_rows(ctx, x, cs), cs)
         else:
