@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rebuild a throw-away venv with the LOWEST onnx / onnxruntime / numpy / protobuf / click that
-# pyproject.toml allows, and run the ONNX trust (external-data traversal), import and runtime
-# tests there. Not run by CI (it downloads wheels); run it when a dependency floor changes:
+# pyproject.toml allows, and run the ONNX trust (external-data traversal), import, runtime and
+# onnxruntime training-graph tests there. Not run by CI (it downloads wheels); run it when a
+# dependency floor changes:
 #
 #   benchmarks/check_min_versions.sh [VENV_DIR [PYTEST ARGS]]    # default /tmp/minvenv
 #   PYTHON=python3.12 benchmarks/check_min_versions.sh /tmp/minvenv312
@@ -28,4 +29,5 @@ PY
 cd "$here"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/onnx/test_onnx_trust.py \
     tests/onnx/test_onnx_fuzz.py tests/onnx/test_import.py tests/onnx/test_import_provenance.py \
-    tests/runtime/test_ort.py tests/runtime/test_serving.py "${@:2}"
+    tests/runtime/test_ort.py tests/runtime/test_serving.py \
+    tests/autograd/test_train_graph_ort.py tests/ops/test_conv_gemm_onnx.py "${@:2}"
