@@ -243,15 +243,11 @@ def _col2im_gather(ctx: LoweringContext, dcols: str, cs: ConvShape) -> str:
     ``ReduceSum``: each data position gathers the (o, t) rows that read it, padded to the
     largest count with a zero row appended to each sample, and sums them."""
     nd, t, c = cs.nd, cs.taps, cs.c
-    if cs.tap_major:
-        rows = ctx.make("Reshape", [dcols, ctx.ints([-1, int(np.prod(cs.out_sp)) * t, c],
-                                                    "n_ot_c")])
-    else:
-        rows = ctx.make("Reshape", [dcols, ctx.ints([-1, c, t], "oct")])
-        rows = ctx.make("Transpose", [rows], perm=[0, 2, 1])  # (N*O, T, C)
-        rows = ctx.make("Reshape", [rows, ctx.ints([-1, int(np.prod(cs.out_sp)) * t, c],
-                                                   "n_ot_c")])
-    zero = int(np.prod(cs.out_sp)) * t  # the appended zero row
+    zero = int(np.prod(cs.out_sp)) * t  # a sample's (o, t) rows; the zero row comes after them
+    if not cs.tap_major:
+        dcols = ctx.make("Reshape", [dcols, ctx.ints([-1, c, t], "oct")])
+        dcols = ctx.make("Transpose", [dcols], perm=[0, 2, 1])  # (N*O, T, C)
+    rows = ctx.make("Reshape", [dcols, ctx.ints([-1, zero, c], "n_ot_c")])
     rows = ctx.make("Pad", [rows, ctx.ints([0, 0, 0, 0, 1, 0], "pads")], mode="constant")
     at = _tap_reads(cs).reshape(-1, nd)  # row (o, t) of a sample read data position at
     inside = np.all((at >= 0) & (at < np.asarray(cs.in_sp)), axis=-1)
