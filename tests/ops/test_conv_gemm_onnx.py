@@ -33,6 +33,8 @@ GEOMETRIES = [  # data shape, num_filter, kernel, stride, dilate, pad
     ((3, 2, 7), 3, (3,), (3,), (1,), (2,)),  # 1-D
     ((2, 2, 2, 3, 2), 3, (3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1)),  # 3-D
     ((2, 2, 9, 9), 3, (3, 3), (2, 2), (1, 1), (1, 1)),  # 5x5 outputs: above the threshold
+    ((2, 1, 3, 3), 10, (2, 2), (1, 1), (1, 1), (0, 0)),  # F > T*C: col2im pads the columns
+    ((2, 2, 9, 9), 3, (5, 5), (1, 1), (1, 1), (0, 0)),  # 81 -> 25 positions (LeNet-like)
 ]
 
 
@@ -132,3 +134,23 @@ def test_forward_gemm_lowering(geom, bias, monkeypatch):
         y, ops = _ort_forward(ins, attrs, ["w"] + (["b"] if bias else []))
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
         assert ops == ["Conv"], ops
+
+
+@pytest.mark.parametrize("geom,gemm", [
+    (((2, 2, 9, 9), 3, (5, 5), (1, 1), (1, 1), (0, 0)), True),  # 81 -> 25: the data shrinks
+    (((2, 2, 5, 5), 3, (3, 3), (1, 1), (1, 1), (1, 1)), False),  # 25 -> 25: Conv
+    (((2, 2, 10, 10), 3, (3, 3), (1, 1), (1, 1), (0, 0)), True),  # 100 -> 64
+    (((2, 2, 11, 11), 3, (3, 3), (1, 1), (1, 1), (0, 0)), False),  # 81 positions: Conv
+])
+def test_data_grad_route(geom, gemm):
+    """With the shipped limits, a stride-1 data gradient of at most ``_GEMM_POSITIONS_WEIGHT``
+    output positions is a GEMM when the data has ``_SHRINK`` times as many positions, else
+    (above ``_GEMM_POSITIONS``) the Conv of the flipped weight; both match the kernel."""
+    ins, attrs = _case(*geom, False)
+    want = registry.get("_backward_Convolution").compute(
+        registry.get("_backward_Convolution").parse(
+            {k: str(v) for k, v in attrs.items()}), *ins)
+    (dx,), nodes = _ort(ins, attrs, [0])
+    ops = [n.op_type for n in nodes]
+    assert ("Conv" in ops) != gemm and ("MatMul" in ops) == gemm, ops
+    np.testing.assert_allclose(dx, want[0], rtol=1e-5, atol=1e-5 * np.abs(want[0]).max())

@@ -4,10 +4,12 @@
 ONNX has no convolution-gradient operator. Only the outputs some node reads are built (the
 first layer's data gradient, whose data is outside the graph, is not). Convolution:
 
-* small images (at most ``_GEMM_POSITIONS`` output positions per sample): the weight and data
-  gradients are one GEMM each over the whole batch (:mod:`..lowering.conv_gemm`: im2col in
-  channels-last order, col2im by padded tap slabs), where onnxruntime's ``ConvTranspose`` and
-  ``Conv`` would run one matrix-vector-like GEMM per sample;
+* small images (at most ``_GEMM_POSITIONS`` output positions per sample; for the weight
+  gradient, and the data gradient of a convolution that shrinks the image, up to
+  ``_GEMM_POSITIONS_WEIGHT``): the weight and data gradients are one GEMM each over the whole
+  batch (:mod:`..lowering.conv_gemm`: im2col and col2im as one ``Gather`` each), where
+  onnxruntime's ``ConvTranspose`` and ``Conv`` would run one matrix-vector-like GEMM per
+  sample;
 * otherwise a stride-1 data gradient is a ``Conv`` of the flipped weight, other data gradients
   a ``ConvTranspose`` (``output_padding`` restores the data size);
   a weight gradient is a grouped ``Conv`` over transposed tensors -- the batch becomes the
@@ -105,6 +107,15 @@ def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
 #: gained nothing on resnet18.
 _GEMM_POSITIONS = 16
 _GEMM_POSITIONS_WEIGHT = 64
+#: a data gradient whose data has at least this many times the output's positions (a
+#: convolution without enough padding to keep the size: LeNet's 5x5 on 12x12 -> 8x8) is a
+#: GEMM up to ``_GEMM_POSITIONS_WEIGHT`` positions: the Conv of the flipped weight computes
+#: every data position over all taps (here 2.25x the GEMM's multiply-adds, mostly on padding
+#: zeros) with as many GEMM rows as the data has channels (20). Batch 32, two threads, Conv /
+#: GEMM ms: 20<-50 5x5 12x12 7.1-7.7/2.9; 32<-64 3x3 10x10 1.7-2.0/1.5; 64<-64 3x3 8x8
+#: padded 1.8-1.9/1.9 (stays a Conv). Whole steps at batch 32: LeNet and LeNet-BN 16-17%
+#: faster (in-process A/B, two threads, 12 of 12 turns); at batch 1 3-5%.
+_SHRINK = 1.5
 
 
 def _gemm_shape(g: Geometry, groups: int, n: int, c: int, f: int, x_sp, og_sp, limit: int
@@ -130,7 +141,9 @@ def _conv_onnx(ctx: LoweringContext) -> None:
             dw = _weight_grad(ctx, og, x, f, c, p.num_group, g, g.pad, og_sp, x_sp)
         _out(ctx, 1, dw)
     if ctx.wants(0):
-        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp, _GEMM_POSITIONS)
+        shrinks = np.prod(x_sp) >= _SHRINK * np.prod(og_sp)
+        cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp,
+                         _GEMM_POSITIONS_WEIGHT if shrinks else _GEMM_POSITIONS)
         if cs is not None:
             rows = conv_gemm.grad_rows(ctx, og, cs)
             dx = conv_gemm.data_grad(ctx, rows, conv_gemm.weight_rows(ctx, w, cs), cs)
