@@ -34,6 +34,7 @@ GEOMETRIES = [  # data shape, num_filter, kernel, stride, dilate, pad
     ((2, 2, 2, 3, 2), 3, (3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1)),  # 3-D
     ((2, 2, 9, 9), 3, (3, 3), (2, 2), (1, 1), (1, 1)),  # 5x5 outputs: above the threshold
     ((2, 1, 3, 3), 10, (2, 2), (1, 1), (1, 1), (0, 0)),  # F > T*C: col2im pads the columns
+    ((2, 16, 2, 2), 40, (3, 3), (2, 2), (1, 1), (1, 1)),  # F >= 32*O: so does this one
     ((2, 2, 9, 9), 3, (5, 5), (1, 1), (1, 1), (0, 0)),  # 81 -> 25 positions (LeNet-like)
 ]
 

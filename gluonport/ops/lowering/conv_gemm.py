@@ -225,11 +225,7 @@ def data_grad(ctx: LoweringContext, og_rows: str, w_rows: str, cs: ConvShape) ->
     """The data gradient (N, C, *S): the columns' gradient ``og_rows @ w_rows`` (N*O, C*T)
     spread back to the positions each tap read (col2im) and summed."""
     if cs.taps > 1:
-        # col2im's zero row: padding the output gradient's rows (F values each) costs less
-        # than padding the columns' gradient (T*C values each) when F < T*C (batch 32, two
-        # threads: LeNet's 50->20 5x5 data gradient 3.3 -> 2.9 ms, resnet18's 64-channel
-        # 3x3 on 8x8 2.25 -> 1.9 ms; whole resnet18_v1 steps 2% faster, 8 of 12 A/B turns)
-        pad_og = cs.f < cs.taps * cs.c
+        pad_og = _pad_grad_rows(cs)
         if pad_og:
             og_rows = ctx.make("Reshape", [og_rows, ctx.ints(
                 [-1, int(np.prod(cs.out_sp)), cs.f], "n_o_f")])
@@ -247,6 +243,18 @@ def data_grad(ctx: LoweringContext, og_rows: str, w_rows: str, cs: ConvShape) ->
     slab = _interleave_last(ctx, slab, cs.stride, cs.out_sp, cs.c)
     y = _spatial_pad(ctx, slab, before, [n - 1 - e for n, e in zip(cs.in_sp, last)])
     return ctx.make("Transpose", [y], perm=[0, cs.nd + 1, *range(1, cs.nd + 1)])
+
+
+def _pad_grad_rows(cs: ConvShape) -> bool:
+    """Whether col2im's zero row comes from a zero row of the output gradient per sample (F
+    values; the GEMM then makes one more row of T*C values per sample) rather than from
+    padding the columns' gradient (O*T*C values per sample copied): when F < T*C and the extra
+    GEMM row costs less than the copy, F < 32*O. Batch 32, two threads, ms with the output
+    gradient padded / the columns: LeNet's 50->20 5x5 (O=64) 3.4/4.0; 128->128 3x3 on 4x4
+    (O=16) 2.0/2.1; 128->64 3x3 s2 on 8x8 1.3/1.5; 256->256 3x3 on 2x2 (O=4) 2.7/2.2; 256->128
+    3x3 s2 on 4x4 1.4/1.2."""
+    positions = int(np.prod(cs.out_sp))
+    return cs.f < cs.taps * cs.c and cs.f < 32 * positions
 
 
 def _col2im_gather(ctx: LoweringContext, dcols: str, cs: ConvShape, padded: bool) -> str:
