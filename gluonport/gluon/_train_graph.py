@@ -105,9 +105,11 @@ class _Built:
     reshapes: list[tuple[int, ...] | None]
     #: the model the runner runs (after the rewrites of :meth:`_Ort._build`)
     model: Any
-    #: a forward model: the outputs after the graph's own, values a backward model reads
-    #: (:mod:`._reuse`), by the backward input names they feed
+    #: a forward model: values a backward model reads (:mod:`._reuse`), by the backward
+    #: input names they feed, and the outputs that give them (after the graph's own, or one
+    #: of those)
     extra_out: list[str] = dataclasses.field(default_factory=list)
+    extra_at: list[int] = dataclasses.field(default_factory=list)
     #: a backward model: the forward values it reads, and the model that computes them
     #: itself (for a forward run made before the two models were paired)
     extra_in: list[str] = dataclasses.field(default_factory=list)
@@ -168,10 +170,9 @@ class _Ort:
         if raw is None:  # what each output is as onnxruntime makes it, for binding later
             self._raw[key] = [(o.dtype, o.shape) for o in outs]
         if built.extra_out:
-            head = len(outs) - len(built.extra_out)
             if extras is not None:
-                extras.update(zip(built.extra_out, outs[head:]))
-            outs = outs[:head]
+                extras.update((n, outs[i]) for n, i in zip(built.extra_out, built.extra_at))
+            outs = outs[:len(shapes)]
         return [into[i] if i in bound else o if s is None else o.reshape(s)  # type: ignore
                 for i, (o, s) in enumerate(zip(outs, shapes))]
 
@@ -263,12 +264,15 @@ class _Ort:
         from onnx import helper
 
         model = _copy_model(built.model)
+        at = {o.name: i for i, o in enumerate(model.graph.output)}
         for src, _ in pairs:
-            model.graph.output.append(helper.make_empty_tensor_value_info(src))
+            if src not in at:
+                at[src] = len(model.graph.output)
+                model.graph.output.append(helper.make_empty_tensor_value_info(src))
         with self._lock:
-            self._runners[key] = _Built(self._runner_of(model),
-                                        built.reshapes + [None] * len(pairs), model,
-                                        extra_out=[b for _, b in pairs])
+            self._runners[key] = _Built(self._runner_of(model), built.reshapes, model,
+                                        extra_out=[b for _, b in pairs],
+                                        extra_at=[at[src] for src, _ in pairs])
 
 
 def _copy_model(model: Any) -> Any:
@@ -544,7 +548,7 @@ class TrainGraphs:
         links = {}
         for vi in backward.graph.input:
             i = at.get(vi.name)
-            if i is not None and i < len(outputs) and forward.reshapes[i] is None:
+            if i is not None and i < len(forward.reshapes) and forward.reshapes[i] is None:
                 links[vi.name] = outputs[i].name
             elif i is None and vi.name in fed:
                 links[vi.name] = vi.name

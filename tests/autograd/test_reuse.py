@@ -183,3 +183,16 @@ def test_small_models_are_not_paired():
     (graphs,) = [g for g in net._cached_op._train_graphs.values()]
     assert not any(b.extra_in for b in graphs._bwd._runners.values())
     assert not any(b.extra_out for b in graphs._fwd._runners.values())
+
+
+def test_a_forward_output_already_there_is_not_added_twice():
+    """A value the backward model reads that the forward model already outputs (a saved
+    value) comes from that output; the others are appended after the graph's own."""
+    fwd, _ = _models()
+    ort_graph = _train_graph._Ort(mx.sym.var("x"), mx.cpu())
+    built = _train_graph._Built(None, [None, None, None], fwd)
+    ort_graph.add_outputs(("k",), built, [("xt", "_reuse:xt"), ("s", "_reuse:s")])
+    new = ort_graph._runners[("k",)]
+    assert [o.name for o in new.model.graph.output] == ["y", "s", "noise", "xt"]
+    assert new.extra_out == ["_reuse:xt", "_reuse:s"] and new.extra_at == [3, 1]
+    assert new.reshapes == [None, None, None]
