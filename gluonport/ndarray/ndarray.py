@@ -170,7 +170,7 @@ class NDArray(OpSurface):
                                  "a gradient; cast it to a floating-point dtype first "
                                  "(x.astype('float32'))")
         self._grad = NDArray(np.zeros_like(self._data), self._ctx)
-        _tape.mark_variable(self, self._grad, grad_req)
+        _tape.mark_variable(self, self._grad, grad_req, own_grad=True)
 
     def detach(self) -> NDArray:
         """The same data, outside any recorded graph (no gradient flows through it)."""
