@@ -30,4 +30,5 @@ cd "$here"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/onnx/test_onnx_trust.py \
     tests/onnx/test_onnx_fuzz.py tests/onnx/test_import.py tests/onnx/test_import_provenance.py \
     tests/runtime/test_ort.py tests/runtime/test_serving.py \
-    tests/autograd/test_train_graph_ort.py tests/ops/test_conv_gemm_onnx.py "${@:2}"
+    tests/autograd/test_train_graph_ort.py tests/autograd/test_reuse.py \
+    tests/autograd/test_grad_takeover.py tests/ops/test_conv_gemm_onnx.py "${@:2}"
