@@ -365,9 +365,9 @@ def backward(heads: Sequence[Any], head_grads: Sequence[Any | None],
             got = var_grads.get(id(ag[0]))
             out.append(got[1] if got is not None else NDArray(np.zeros_like(v._data), v.context))
         return out
-    heads = {id(hg._data) for hg in head_grads if hg is not None}
+    given = {id(hg._data) for hg in head_grads if hg is not None}  # callers' head gradients
     for var, g in var_grads.values():
-        _write_grad(var, g, heads)
+        _write_grad(var, g, given)
     return None
 
 
