@@ -142,16 +142,19 @@ def test_forward_gemm_lowering(geom, bias, monkeypatch):
     (((2, 2, 5, 5), 3, (3, 3), (1, 1), (1, 1), (1, 1)), False),  # 25 -> 25: Conv
     (((2, 2, 10, 10), 3, (3, 3), (1, 1), (1, 1), (0, 0)), True),  # 100 -> 64
     (((2, 2, 11, 11), 3, (3, 3), (1, 1), (1, 1), (0, 0)), False),  # 81 positions: Conv
+    (((2, 2, 12, 12), 3, (3, 3), (2, 2), (1, 1), (1, 1)), False),  # strided: ConvTranspose
 ])
 def test_data_grad_route(geom, gemm):
     """With the shipped limits, a stride-1 data gradient of at most ``_GEMM_POSITIONS_WEIGHT``
     output positions is a GEMM when the data has ``_SHRINK`` times as many positions, else
-    (above ``_GEMM_POSITIONS``) the Conv of the flipped weight; both match the kernel."""
+    (above ``_GEMM_POSITIONS``) the Conv of the flipped weight; a strided one (36 positions
+    here) stays a ConvTranspose; all match the kernel."""
     ins, attrs = _case(*geom, False)
     want = registry.get("_backward_Convolution").compute(
         registry.get("_backward_Convolution").parse(
             {k: str(v) for k, v in attrs.items()}), *ins)
     (dx,), nodes = _ort(ins, attrs, [0])
     ops = [n.op_type for n in nodes]
-    assert ("Conv" in ops) != gemm and ("MatMul" in ops) == gemm, ops
+    assert ("Conv" in ops or "ConvTranspose" in ops) != gemm, ops
+    assert ("MatMul" in ops) == gemm, ops
     np.testing.assert_allclose(dx, want[0], rtol=1e-5, atol=1e-5 * np.abs(want[0]).max())

@@ -107,11 +107,13 @@ def _bias_grad(ctx: LoweringContext, og: str, nd: int) -> str:
 #: gained nothing on resnet18.
 _GEMM_POSITIONS = 16
 _GEMM_POSITIONS_WEIGHT = 64
-#: a data gradient whose data has at least this many times the output's positions (a
-#: convolution without enough padding to keep the size: LeNet's 5x5 on 12x12 -> 8x8) is a
-#: GEMM up to ``_GEMM_POSITIONS_WEIGHT`` positions: the Conv of the flipped weight computes
-#: every data position over all taps (here 2.25x the GEMM's multiply-adds, mostly on padding
-#: zeros) with as many GEMM rows as the data has channels (20). Batch 32, two threads, Conv /
+#: a stride-1 data gradient whose data has at least this many times the output's positions
+#: (a convolution without enough padding to keep the size: LeNet's 5x5 on 12x12 -> 8x8) is a
+#: GEMM up to ``_GEMM_POSITIONS_WEIGHT`` positions (strided ones stay a ConvTranspose there:
+#: 64->128 3x3 s2 on 16x16 3.3 ms against 4.2 as a GEMM, 1x1 s2 0.8 against 1.5): the Conv
+#: of the flipped weight computes every data position over all taps (here 2.25x the GEMM's
+#: multiply-adds, mostly on padding zeros) with as many GEMM rows as the data has channels
+#: (20). Batch 32, two threads, Conv /
 #: GEMM ms: 20<-50 5x5 12x12 7.1-7.7/2.9; 32<-64 3x3 10x10 1.7-2.0/1.5; 64<-64 3x3 8x8
 #: padded 1.8-1.9/1.9 (stays a Conv). Whole steps at batch 32: LeNet and LeNet-BN 16-17%
 #: faster (in-process A/B, two threads, 12 of 12 turns); at batch 1 3-5%.
@@ -141,7 +143,7 @@ def _conv_onnx(ctx: LoweringContext) -> None:
             dw = _weight_grad(ctx, og, x, f, c, p.num_group, g, g.pad, og_sp, x_sp)
         _out(ctx, 1, dw)
     if ctx.wants(0):
-        shrinks = np.prod(x_sp) >= _SHRINK * np.prod(og_sp)
+        shrinks = all(v == 1 for v in g.stride) and np.prod(x_sp) >= _SHRINK * np.prod(og_sp)
         cs = _gemm_shape(g, p.num_group, n, c, f, x_sp, og_sp,
                          _GEMM_POSITIONS_WEIGHT if shrinks else _GEMM_POSITIONS)
         if cs is not None:
