@@ -30,11 +30,13 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from ._train_graph import _RESHAPING as _COPIED_OUTPUTS
+
 __all__ = ["reuse_forward_values"]
 
-#: nodes whose output is a copy of their input reshaped (onnxruntime copies them when they are
-#: graph outputs); the backward model keeps them
-_RESHAPING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+#: nodes whose output onnxruntime copies when it is a graph output (the reshaping nodes
+#: ``_train_graph`` returns unreshaped, and ``Identity``); the backward model keeps them
+_RESHAPING = _COPIED_OUTPUTS | {"Identity"}
 
 #: reused only when the backward nodes it removes make at least this many values in all
 #: (small models: a second forward session, for the first step, costs more than it saves)
