@@ -30,13 +30,14 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ._train_graph import _RESHAPING as _COPIED_OUTPUTS
+__all__ = ["RESHAPING", "reuse_forward_values"]
 
-__all__ = ["reuse_forward_values"]
-
-#: nodes whose output onnxruntime copies when it is a graph output (the reshaping nodes
-#: ``_train_graph`` returns unreshaped, and ``Identity``); the backward model keeps them
-_RESHAPING = _COPIED_OUTPUTS | {"Identity"}
+#: the reshaping ops: onnxruntime copies such a node's output into a fresh buffer when it is a
+#: graph output (``_train_graph`` returns those outputs unreshaped)
+RESHAPING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+#: nodes a forward value is not taken from (a graph output they made would be copied); the
+#: backward model keeps them
+_KEPT = RESHAPING | {"Identity"}
 
 #: reused only when the backward nodes it removes make at least this many values in all
 #: (small models: a second forward session, for the first step, costs more than it saves)
@@ -103,14 +104,14 @@ def reuse_forward_values(fwd: Any, bwd: Any, links: Mapping[str, str]) -> list[t
     made = {n.output[k]: n.op_type for n in fwd.graph.node for k in range(len(n.output))}
     source: dict[str, str] = {}
     for tensor, number in fnames.items():
-        if number in fvary and made.get(tensor, "") not in ("", *_RESHAPING):
+        if number in fvary and made.get(tensor, "") not in ("", *_KEPT):
             source.setdefault(number, tensor)
     start = {i.name: fnames[links[i.name]] if i.name in links and links[i.name] in fnames
              else "!" + i.name for i in bwd.graph.input}
     bnames, _ = _number(bwd.graph, dict(start))
     outputs = {o.name for o in bwd.graph.output}
     matched = {o for n in bwd.graph.node for o in n.output
-               if n.op_type not in _RESHAPING and not outputs.intersection(n.output)
+               if n.op_type not in _KEPT and not outputs.intersection(n.output)
                and all(bnames[x] in source for x in n.output)}
     needed = set(outputs)
     live = []  # the nodes left, from the outputs back; a matched value is read, not made

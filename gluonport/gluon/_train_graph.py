@@ -51,6 +51,7 @@ from ..symbol._backward import BackwardGraph, build_backward
 from ..symbol._expand import expand_for_training
 from ..symbol._graph import topo_order
 from ..symbol.executor import GraphPlan
+from ._reuse import RESHAPING
 
 __all__ = ["TrainGraphs"]
 
@@ -328,9 +329,6 @@ def _bindable(into: Mapping[int, np.ndarray], raw: Sequence[tuple[np.dtype, tupl
     return bound
 
 
-_RESHAPING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
-
-
 def _return_unreshaped(model: Any) -> list[tuple[int, ...] | None]:
     """Rewrite ``model`` so that each graph output made by a reshaping node from a tensor some
     node computes is that tensor (the reshaping node goes when nothing else reads it); returns,
@@ -351,7 +349,7 @@ def _return_unreshaped(model: Any) -> list[tuple[int, ...] | None]:
         node = producer.get(out.name)
         dims = out.type.tensor_type.shape.dim
         static = len(dims) > 0 and all(d.HasField("dim_value") for d in dims)
-        src = node.input[0] if node is not None and node.op_type in _RESHAPING else None
+        src = node.input[0] if node is not None and node.op_type in RESHAPING else None
         if (src is None or not static or src not in computed or src in outputs
                 or readers.get(out.name, 0)):
             shapes.append(None)
