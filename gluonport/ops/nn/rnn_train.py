@@ -20,9 +20,9 @@ step joining the vector and cutting it up again, and the same for its gradient.
 
 Outputs: ``output`` (T, N, dirs*H), the final ``state`` and ``state_cell`` (dirs, N, H), and
 ``reserve`` (dirs*T*6H, N): for each direction and step (in time order) the factors of the backward
-recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`: from the gate
-activations, MXNet's order i, f, g, o, and the cells), each transposed to (features, N). The
-first three equal ``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
+recursion ``[b (4H), a (H), f (H)]`` (:func:`.rnn_grad.lstm_factors`, ``b``'s gate blocks
+in MXNet's order i, f, g, o here), each (features, N). The first three equal
+``RNN(mode='lstm', num_layers=1, state_outputs=True)``'s.
 
 The ONNX lowerings (here, beside the kernels) unroll the time loop for a static ``T`` and work
 in the transposed layout, features x batch: a step's GEMMs are then ``W (4H, H) x h (H, N)``
@@ -48,33 +48,21 @@ from .rnn_grad_onnx import Graph, shifted, stack_rows, state_row
 __all__: list[str] = []
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * x) + 1.0)
-
-
-def _steps(T: int, reverse: bool) -> range:
-    return range(T - 1, -1, -1) if reverse else range(T)
-
-
 def _forward_dir(x: np.ndarray, h: np.ndarray, c: np.ndarray, w: list, reverse: bool):
-    T, N = x.shape[:2]
-    H = h.shape[1]
+    """One direction: ``(ys, h, c, reserve)``, the reserve (T, 6H, N) with ``b``'s blocks in
+    MXNet's gate order (:func:`.rnn_grad.lstm_factors` makes them in its own)."""
     wx, wh, _, bx, bh = w
-    xw = (x.reshape(T * N, -1) @ wx.T + (bx + bh)).reshape(T, N, 4 * H)
-    ys = np.empty((T, N, H), x.dtype)
-    acts = np.empty((T, N, 4 * H), x.dtype)  # i, f, g, o
-    cs = np.empty((T, N, H), x.dtype)
-    c0, wh_t = c, np.ascontiguousarray(wh.T)
-    for t in _steps(T, reverse):
-        pre = xw[t] + h @ wh_t
-        s = _sigmoid(pre)
-        s[:, 2 * H:3 * H] = np.tanh(pre[:, 2 * H:3 * H])
-        c = s[:, H:2 * H] * c + s[:, :H] * s[:, 2 * H:3 * H]
-        h = s[:, 3 * H:] * np.tanh(c)
-        acts[t], cs[t], ys[t] = s, c, h
-    res = rnn_grad.lstm_factors(acts[..., :H], acts[..., H:2 * H], acts[..., 2 * H:3 * H],
-                       acts[..., 3 * H:], cs, rnn_grad.previous_steps(cs, c0, reverse))
-    return ys, h, c, res
+    ys, gates, cells = rnn_grad.lstm_forward(x, h, c, wx, wh, bx + bh, reverse)
+    b, a = rnn_grad.lstm_factors(gates, cells, c, reverse)
+    T, H4, N = gates.shape
+    H = H4 // 4
+    res = np.empty((T, 6 * H, N), x.dtype)
+    for k, gate in enumerate(rnn_grad.LSTM_ORDER):
+        res[:, gate * H:(gate + 1) * H] = b[:, k * H:(k + 1) * H]
+    res[:, 4 * H:5 * H] = a
+    res[:, 5 * H:] = gates[:, 2 * H:3 * H]  # f
+    last = 0 if reverse else T - 1
+    return ys, ys[last], cells[last].T, res
 
 
 def _dirs(p) -> int:
@@ -124,18 +112,8 @@ def _train_lstm(p, data: np.ndarray, *rest: np.ndarray) -> list:
 
 
 def _pack_reserve(res: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
-    """The reserve (dirs*T*6H, N) from each direction's (T, N, 6H) factors."""
-    T, N, width = res[0].shape
-    out = np.empty((len(res), T, width, N), dtype)
-    for d, r in enumerate(res):
-        out[d] = r.transpose(0, 2, 1)
-    return out.reshape(-1, N)
-
-
-def _unpack_reserve(reserve: np.ndarray, dirs: int, T: int, d: int) -> np.ndarray:
-    """Direction ``d``'s (T, N, 6H) factors from the reserve."""
-    N = reserve.shape[1]
-    return np.ascontiguousarray(reserve.reshape(dirs, T, -1, N)[d].transpose(0, 2, 1))
+    """The reserve (dirs*T*6H, N) from each direction's (T, 6H, N) factors."""
+    return np.stack(res).astype(dtype, copy=False).reshape(-1, res[0].shape[-1])
 
 
 def _shape(p, in_shapes: list) -> tuple[list, list]:
@@ -184,10 +162,12 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
     T, dirs = data.shape[0], len(weights)
     for d, w in enumerate(weights):
         cols = slice(d * H, (d + 1) * H)
+        res = reserve.reshape(dirs, T, 6 * H, -1)[d].astype(acc, copy=False)
+        b = np.concatenate([res[:, k * H:(k + 1) * H] for k in rnn_grad.LSTM_ORDER], axis=1)
         got = rnn_grad.lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc),
                                  dcy[d].astype(acc), x, output[:, :, cols].astype(acc),
-                                 state[d].astype(acc),
-                                 _unpack_reserve(reserve, dirs, T, d).astype(acc), w, d == 1)
+                                 state[d].astype(acc), b, res[:, 4 * H:5 * H], res[:, 5 * H:],
+                                 w[0], w[1], d == 1)
         part, dwx, dwh, db, dh0[d], dc0[d] = got
         dx = dx + part
         gviews[d][0][...] = dwx
