@@ -13,13 +13,13 @@ import tracemalloc
 import numpy as np
 import onnx
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 from onnx import TensorProto, helper, numpy_helper
 
 import gluonport as mx
 from gluonport._core import budget as _budget
 from gluonport.errors import GluonportError, ResourceLimitError
+from tests._cli import CliRunner
 
 MB = 1 << 20
 
