@@ -36,7 +36,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..errors import UnsupportedOpError
 
-__all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype"]
+__all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype",
+           "narrow_values"]
 
 
 @dataclass(frozen=True)
@@ -269,9 +270,55 @@ def _retype(vi: onnx.ValueInfoProto) -> bool:
     return False
 
 
+def _float8_values(exp_bits: int, bias: int, kind: str) -> np.ndarray:
+    """The float32 value of each of the 256 bit patterns of a float8 type: ``kind`` "fn" (no
+    infinity, NaN at all-ones), "fnuz" (no -0, NaN at 0x80) or "ieee" (e5m2: inf and NaN at
+    the top exponent)."""
+    b = np.arange(256)
+    mbits = 7 - exp_bits
+    e, m = (b >> mbits) & ((1 << exp_bits) - 1), b & ((1 << mbits) - 1)
+    mag = np.where(e == 0, m * 2.0 ** (1 - bias - mbits),
+                   (1 + m / 2 ** mbits) * 2.0 ** (e - bias))
+    out = np.where(b & 0x80, -mag, mag)
+    top = e == (1 << exp_bits) - 1
+    if kind == "fn":
+        out[top & (m == (1 << mbits) - 1)] = np.nan
+    elif kind == "fnuz":
+        out[0x80] = np.nan
+    else:
+        out[top] = np.where(m[top] == 0, np.copysign(np.inf, out[top]), np.nan)
+    nan = np.isnan(out)  # a NaN keeps the pattern's sign bit, as ml_dtypes' conversion does
+    out[nan] = np.copysign(np.nan, np.where(b[nan] & 0x80, -1.0, 1.0))
+    return out.astype(np.float32)
+
+
+# onnx < 1.18 (no ml_dtypes) returns these types' raw bits from numpy_helper.to_array: their
+# values, from the bits (uint16 bfloat16 bits are the upper half of a float32's)
+_FROM_BITS = {
+    TensorProto.BFLOAT16: lambda bits: (bits.view(np.uint16).astype(np.uint32)
+                                        << np.uint32(16)).view(np.float32),
+    **{getattr(TensorProto, name): (lambda table: lambda bits: table[bits.view(np.uint8)])(
+        _float8_values(*spec)) for name, spec in {
+            "FLOAT8E4M3FN": (4, 7, "fn"), "FLOAT8E4M3FNUZ": (4, 8, "fnuz"),
+            "FLOAT8E5M2": (5, 15, "ieee"), "FLOAT8E5M2FNUZ": (5, 16, "fnuz")}.items()},
+}
+
+
+def narrow_values(value: np.ndarray, elem_type: int) -> np.ndarray:
+    """What ``numpy_helper.to_array`` gave for a tensor of ``elem_type``, in its carrier dtype
+    (exact): an ml_dtypes array is converted; onnx 1.17's raw bits of bfloat16 and float8
+    (structured uint16/uint8 dtypes) are decoded."""
+    carrier = _carrier_np(elem_type)
+    if value.dtype != narrow_dtype(elem_type) and elem_type in _FROM_BITS:
+        base = value.dtype.base if value.dtype.fields else value.dtype
+        if base.kind == "u":  # raw bits, not values
+            return _FROM_BITS[elem_type](np.ascontiguousarray(value)).astype(carrier)
+    return value.astype(carrier)
+
+
 def _carried_tensor(t: onnx.TensorProto) -> onnx.TensorProto:
     value = numpy_helper.to_array(t)
-    return numpy_helper.from_array(value.astype(_carrier_np(t.data_type)), t.name)
+    return numpy_helper.from_array(narrow_values(value, t.data_type), t.name)
 
 
 def _types(model: onnx.ModelProto) -> tuple[dict[str, int], dict[str, int]]:
