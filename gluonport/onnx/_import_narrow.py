@@ -292,16 +292,18 @@ def _float8_values(exp_bits: int, bias: int, kind: str) -> np.ndarray:
     return out.astype(np.float32)
 
 
-# onnx < 1.18 (no ml_dtypes) returns these types' raw bits from numpy_helper.to_array: their
-# values, from the bits (uint16 bfloat16 bits are the upper half of a float32's)
-_FROM_BITS = {
-    TensorProto.BFLOAT16: lambda bits: (bits.view(np.uint16).astype(np.uint32)
-                                        << np.uint32(16)).view(np.float32),
-    **{getattr(TensorProto, name): (lambda table: lambda bits: table[bits.view(np.uint8)])(
-        _float8_values(*spec)) for name, spec in {
-            "FLOAT8E4M3FN": (4, 7, "fn"), "FLOAT8E4M3FNUZ": (4, 8, "fnuz"),
-            "FLOAT8E5M2": (5, 15, "ieee"), "FLOAT8E5M2FNUZ": (5, 16, "fnuz")}.items()},
-}
+# float8 types by their bits: (exponent bits, bias, kind of _float8_values)
+_FLOAT8_BITS = {TensorProto.FLOAT8E4M3FN: (4, 7, "fn"),
+                TensorProto.FLOAT8E4M3FNUZ: (4, 8, "fnuz"),
+                TensorProto.FLOAT8E5M2: (5, 15, "ieee"),
+                TensorProto.FLOAT8E5M2FNUZ: (5, 16, "fnuz")}
+
+
+def _from_bits(bits: np.ndarray, elem_type: int) -> np.ndarray:
+    """float32 values of raw bfloat16 (the upper half of a float32) or float8 bits."""
+    if elem_type == TensorProto.BFLOAT16:
+        return (bits.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return _float8_values(*_FLOAT8_BITS[elem_type])[bits.view(np.uint8)]
 
 
 def narrow_values(value: np.ndarray, elem_type: int) -> np.ndarray:
@@ -309,10 +311,11 @@ def narrow_values(value: np.ndarray, elem_type: int) -> np.ndarray:
     (exact): an ml_dtypes array is converted; onnx 1.17's raw bits of bfloat16 and float8
     (structured uint16/uint8 dtypes) are decoded."""
     carrier = _carrier_np(elem_type)
-    if value.dtype != narrow_dtype(elem_type) and elem_type in _FROM_BITS:
+    decodable = elem_type == TensorProto.BFLOAT16 or elem_type in _FLOAT8_BITS
+    if decodable and value.dtype != narrow_dtype(elem_type):
         base = value.dtype.base if value.dtype.fields else value.dtype
-        if base.kind == "u":  # raw bits, not values
-            return _FROM_BITS[elem_type](np.ascontiguousarray(value)).astype(carrier)
+        if base.kind == "u":  # onnx < 1.18 (no ml_dtypes): raw bits, not values
+            return _from_bits(np.ascontiguousarray(value), elem_type).astype(carrier)
     return value.astype(carrier)
 
 

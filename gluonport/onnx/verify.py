@@ -209,7 +209,7 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
     ``inputs`` maps input names to arrays; otherwise random inputs of ``in_shapes`` are made.
     """
     from .._core.onnxfile import read_model
-    from ..runtime.ort import inference_session
+    from .._core.ortsession import inference_session
 
     graph_file = os.fspath(sym) if isinstance(sym, (str, os.PathLike)) else None
     sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
@@ -279,7 +279,7 @@ def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
     The graph's internal outputs are all exported as ONNX outputs, so one onnxruntime run
     gives every intermediate value.
     """
-    from ..runtime.ort import inference_session
+    from .._core.ortsession import inference_session
     from ..symbol import Group
     from .export import export_symbol
 
