@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
@@ -25,37 +26,59 @@ from gluonport.runtime.ort import inference_session
 
 __all__ = ["MISSING_KERNELS", "missing_kernel", "session", "avgpool_ceil_mode_differs"]
 
-#: Ops an older onnxruntime (1.19, the floor) has no kernel for, with what it lacks.
-MISSING_KERNELS = {
-    "DeformConv": "a DeformConv kernel (ONNX opset 19's op; onnxruntime added one in 2026)",
-    "Cos": "a float64 Cos kernel",
-    "ReduceProd": "a float64 ReduceProd kernel",
-    "ReduceL2": "a float64 ReduceL2 kernel",
-    "BitShift": "a uint16 BitShift kernel",
+#: Kernels an older onnxruntime (1.19, the floor) lacks: op -> (the ONNX element types of its
+#: first input that have no kernel, None for every type; what is missing).
+MISSING_KERNELS: dict[str, tuple[frozenset[int] | None, str]] = {
+    "DeformConv": (None, "a DeformConv kernel (ONNX opset 19's op; onnxruntime added one in "
+                         "2026)"),
+    "Cos": (frozenset({TensorProto.DOUBLE}), "a float64 Cos kernel"),
+    "ReduceProd": (frozenset({TensorProto.DOUBLE}), "a float64 ReduceProd kernel"),
+    "ReduceL2": (frozenset({TensorProto.DOUBLE}), "a float64 ReduceL2 kernel"),
+    "BitShift": (frozenset({TensorProto.UINT16}), "a uint16 BitShift kernel"),
 }
-_NO_KERNEL = re.compile(r"NOT_IMPLEMENTED : Could not find an implementation for (\w+)\((\d+)\)")
+_NO_KERNEL = re.compile(r"NOT_IMPLEMENTED : Could not find an implementation for (\w+)\((\d+)\) "
+                        r"node with name '([^']*)'")
 
 
-def missing_kernel(err: BaseException) -> str | None:
-    """The skip reason when ``err`` is onnxruntime's NOT_IMPLEMENTED for a kernel in
-    :data:`MISSING_KERNELS`, else None."""
+def _first_input_types(model: onnx.ModelProto, op: str, name: str) -> list[int]:
+    """The element type of the first input of each top-level ``op`` node called ``name`` (every
+    ``op`` node when the name is empty), by onnx's shape inference; 0 where unknown."""
+    graph = onnx.shape_inference.infer_shapes(model).graph
+    types = {t.name: t.data_type for t in graph.initializer}
+    types.update({vi.name: vi.type.tensor_type.elem_type
+                  for vi in [*graph.input, *graph.value_info, *graph.output]})
+    return [types.get(n.input[0], 0) for n in graph.node
+            if n.op_type == op and (n.name == name or not name)]
+
+
+def missing_kernel(err: BaseException, model: onnx.ModelProto) -> str | None:
+    """The skip reason when ``err`` is onnxruntime's NOT_IMPLEMENTED for a kernel listed in
+    :data:`MISSING_KERNELS` (the op, and the failing node's input type), else None."""
     found = _NO_KERNEL.search(str(err))
     if type(err).__name__ != "NotImplemented" or not found or found[1] not in MISSING_KERNELS:
         return None
-    return (f"onnxruntime {ort.__version__} lacks {MISSING_KERNELS[found[1]]} "
-            f"(node {found[1]}-{found[2]}); newer onnxruntime has it")
+    op, version, name = found.groups()
+    lacking, what = MISSING_KERNELS[op]
+    if lacking is not None:
+        types = _first_input_types(model, op, name)
+        if not types or any(t not in lacking for t in types):
+            return None
+    return (f"onnxruntime {ort.__version__} lacks {what} (node {op}-{version}); newer "
+            "onnxruntime has it")
 
 
 def session(model: Any, **kwargs: Any) -> Any:
     """An ``InferenceSession`` for ``model`` (a ModelProto, bytes or a path); CPU unless
     ``providers`` says otherwise. Skips the test where :func:`missing_kernel` says so."""
-    if hasattr(model, "SerializeToString"):
-        model = model.SerializeToString()
+    source = model.SerializeToString() if hasattr(model, "SerializeToString") else model
     kwargs.setdefault("providers", ["CPUExecutionProvider"])
     try:
-        return inference_session(model, **kwargs)
+        return inference_session(source, **kwargs)
     except Exception as err:  # noqa: BLE001 - onnxruntime's errors have no public classes
-        reason = missing_kernel(err)
+        if not hasattr(model, "SerializeToString"):
+            model = (onnx.load_model_from_string(model) if isinstance(model, bytes)
+                     else onnx.load(model))
+        reason = missing_kernel(err, model)
         if reason is None:
             raise
         pytest.skip(reason)
