@@ -84,8 +84,9 @@ def test_cli_convert_verifies(name, tmp_path):
     """`gluonport convert` checks numpy executor vs onnxruntime on random inputs; RetinaFace's
     box/landmark outputs reach ~50, where float32 rounding differs by a few 1e-5 near zero and
     the default tolerance (atol scaled by the output's magnitude) must still pass."""
-    from click.testing import CliRunner
     from gluonport_cli.main import cli
+
+    from tests._cli import CliRunner
 
     prefix, _, _ = _golden(name)
     res = CliRunner().invoke(cli, ["convert", prefix, "-o", str(tmp_path / "m.onnx"),

@@ -141,7 +141,8 @@ def name_of(dtype: Any) -> str:
 
 def bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
     """Widen raw bfloat16 bits (uint16) to float32: the bits become the upper half."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    # np.uint32(16), not 16: numpy < 2 widens a 0-d uint32 shifted by a Python int to int64.
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
 def float32_to_bfloat16(x: np.ndarray) -> np.ndarray:

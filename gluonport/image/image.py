@@ -157,6 +157,11 @@ def copyMakeBorder(src: NDArray, top: int, bot: int, left: int, right: int, type
         raise GluonportError(f"copyMakeBorder: unknown border type {type!r}; use 0 (constant), "
                              "1 (replicate), 2 (reflect), 3 (wrap) or 4 (reflect-101)")
     pad = ((top, bot), (left, right), (0, 0))
+    if type == 3:  # OpenCV's wrap is index mod size; numpy < 2's np.pad "wrap" differs when a
+        # margin is wider than the image, so the rows and columns are picked here.
+        rows = np.arange(-top, data.shape[0] + bot) % data.shape[0]
+        cols = np.arange(-left, data.shape[1] + right) % data.shape[1]
+        return _wrap(data[rows[:, None], cols[None, :]], ctx, out, "copyMakeBorder")
     if type != 0:
         return _wrap(np.pad(data, pad, mode=_BORDER_MODES[type]), ctx, out, "copyMakeBorder")
     fill = list(values) if len(values) else [value, value, value, 0.0]

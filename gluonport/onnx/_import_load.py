@@ -88,6 +88,13 @@ def _elements(t: onnx.TensorProto) -> int:
 
 
 def _check(model: onnx.ModelProto, label: str) -> None:
+    known = onnx.defs.onnx_opset_version()
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                default=0)
+    if opset > known:  # the checker would blame the exporter for the installed onnx's age
+        raise FormatError(f"is ONNX opset {opset}, and the installed onnx {onnx.__version__} "
+                          f"knows opsets up to {known} (its checker cannot validate the model); "
+                          "upgrade onnx (pip install -U onnx)", label)
     try:
         lite = _lite(model)
         if lite is not model or model.ByteSize() < 2 * 1024 ** 3 - 1:

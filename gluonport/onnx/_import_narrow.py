@@ -36,7 +36,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..errors import UnsupportedOpError
 
-__all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype"]
+__all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype",
+           "narrow_values"]
 
 
 @dataclass(frozen=True)
@@ -269,9 +270,58 @@ def _retype(vi: onnx.ValueInfoProto) -> bool:
     return False
 
 
+def _float8_values(exp_bits: int, bias: int, kind: str) -> np.ndarray:
+    """The float32 value of each of the 256 bit patterns of a float8 type: ``kind`` "fn" (no
+    infinity, NaN at all-ones), "fnuz" (no -0, NaN at 0x80) or "ieee" (e5m2: inf and NaN at
+    the top exponent)."""
+    b = np.arange(256)
+    mbits = 7 - exp_bits
+    e, m = (b >> mbits) & ((1 << exp_bits) - 1), b & ((1 << mbits) - 1)
+    mag = np.where(e == 0, m * 2.0 ** (1 - bias - mbits),
+                   (1 + m / 2 ** mbits) * 2.0 ** (e - bias))
+    out = np.where(b & 0x80, -mag, mag)
+    top = e == (1 << exp_bits) - 1
+    if kind == "fn":
+        out[top & (m == (1 << mbits) - 1)] = np.nan
+    elif kind == "fnuz":
+        out[0x80] = np.nan
+    else:
+        out[top] = np.where(m[top] == 0, np.copysign(np.inf, out[top]), np.nan)
+    nan = np.isnan(out)  # a NaN keeps the pattern's sign bit, as ml_dtypes' conversion does
+    out[nan] = np.copysign(np.nan, np.where(b[nan] & 0x80, -1.0, 1.0))
+    return out.astype(np.float32)
+
+
+# float8 types by their bits: (exponent bits, bias, kind of _float8_values)
+_FLOAT8_BITS = {TensorProto.FLOAT8E4M3FN: (4, 7, "fn"),
+                TensorProto.FLOAT8E4M3FNUZ: (4, 8, "fnuz"),
+                TensorProto.FLOAT8E5M2: (5, 15, "ieee"),
+                TensorProto.FLOAT8E5M2FNUZ: (5, 16, "fnuz")}
+
+
+def _from_bits(bits: np.ndarray, elem_type: int) -> np.ndarray:
+    """float32 values of raw bfloat16 (the upper half of a float32) or float8 bits."""
+    if elem_type == TensorProto.BFLOAT16:
+        return (bits.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return _float8_values(*_FLOAT8_BITS[elem_type])[bits.view(np.uint8)]
+
+
+def narrow_values(value: np.ndarray, elem_type: int) -> np.ndarray:
+    """What ``numpy_helper.to_array`` gave for a tensor of ``elem_type``, in its carrier dtype
+    (exact): an ml_dtypes array is converted; onnx 1.17's raw bits of bfloat16 and float8
+    (structured uint16/uint8 dtypes) are decoded."""
+    carrier = _carrier_np(elem_type)
+    decodable = elem_type == TensorProto.BFLOAT16 or elem_type in _FLOAT8_BITS
+    if decodable and value.dtype != narrow_dtype(elem_type):
+        base = value.dtype.base if value.dtype.fields else value.dtype
+        if base.kind == "u":  # onnx < 1.18 (no ml_dtypes): raw bits, not values
+            return _from_bits(np.ascontiguousarray(value), elem_type).astype(carrier)
+    return value.astype(carrier)
+
+
 def _carried_tensor(t: onnx.TensorProto) -> onnx.TensorProto:
     value = numpy_helper.to_array(t)
-    return numpy_helper.from_array(value.astype(_carrier_np(t.data_type)), t.name)
+    return numpy_helper.from_array(narrow_values(value, t.data_type), t.name)
 
 
 def _types(model: onnx.ModelProto) -> tuple[dict[str, int], dict[str, int]]:

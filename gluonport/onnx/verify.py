@@ -208,9 +208,8 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
 
     ``inputs`` maps input names to arrays; otherwise random inputs of ``in_shapes`` are made.
     """
-    import onnxruntime as ort
-
     from .._core.onnxfile import read_model
+    from .._core.ortsession import inference_session
 
     graph_file = os.fspath(sym) if isinstance(sym, (str, os.PathLike)) else None
     sym, pvals, g, feed = _prepare(sym, params, inputs, in_shapes, in_types, seed)
@@ -218,7 +217,7 @@ def verify(sym: Any, params: Any, onnx_model: Any, inputs: Mapping[str, Any] | N
     on_disk = isinstance(onnx_model, (str, os.PathLike))
     model = os.fspath(onnx_model) if on_disk else onnx_model.SerializeToString()
     read_model(onnx_model)  # the gate: no external data outside the model's folder
-    sess = ort.InferenceSession(model, providers=providers or ["CPUExecutionProvider"])
+    sess = inference_session(model, providers=providers or ["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     got = sess.run(None, {k: feed[k] for k in names})
     report = VerifyReport(
@@ -280,8 +279,7 @@ def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
     The graph's internal outputs are all exported as ONNX outputs, so one onnxruntime run
     gives every intermediate value.
     """
-    import onnxruntime as ort
-
+    from .._core.ortsession import inference_session
     from ..symbol import Group
     from .export import export_symbol
 
@@ -289,7 +287,7 @@ def bisect(sym: Any, params: Any, inputs: Mapping[str, Any] | None = None,
     internals = [s for s in sym.get_internals() if s._outputs[0][0].op is not None]
     probe = Group(internals)
     model = export_symbol(probe, pvals, g.shapes0, g.types0, opset)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = inference_session(model.SerializeToString(), providers=["CPUExecutionProvider"])
     got = sess.run(None, {i.name: feed[i.name] for i in sess.get_inputs()})
     want = _run_numpy(probe, pvals, feed, ExportGraph(probe, pvals, g.shapes0, g.types0, {}))
     names = probe.list_outputs()

@@ -13,11 +13,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._core.ortsession import inference_session
 from ..context import Context, current_context
 from ..errors import DeviceError, GluonportError
 
 __all__ = ["providers_for", "installed_onnxruntime", "check_session_providers",
-           "provider_names", "install_fix", "ProviderList", "onnxruntime_module"]
+           "provider_names", "install_fix", "ProviderList", "onnxruntime_module",
+           "inference_session"]
 
 CPU_EP = "CPUExecutionProvider"
 CUDA_EP = "CUDAExecutionProvider"

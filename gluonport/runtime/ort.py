@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ._providers import (
     check_session_providers,
+    inference_session,
     install_fix,
     installed_onnxruntime,
     onnxruntime_module,
@@ -40,7 +41,7 @@ from ._providers import (
 )
 
 __all__ = ["RuntimeOptions", "OrtRunner", "DeviceArray", "to_device", "providers_for",
-           "installed_onnxruntime"]
+           "installed_onnxruntime", "inference_session"]
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
                "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
@@ -531,7 +532,7 @@ class OrtRunner:
             if pin_all:
                 source = self._pinned_copy(shapes)
         try:
-            session = onnxruntime_module().InferenceSession(
+            session = inference_session(
                 source, sess_options=self.options.session_options(overrides),
                 providers=self._providers, enable_fallback=0)
         except Exception as err:

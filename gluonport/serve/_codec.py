@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,6 +50,11 @@ JSON, NPY, NPZ = "application/json", "application/x-npy", "application/x-npz"
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 _SNIFF = ("", "application/octet-stream")
+# numpy < 1.24 turns a ragged nested list into an object array with only this warning (1.24 on
+# raise ValueError); made an error there (warnings filters are process-wide, so only there), a
+# ragged input is refused as not rectangular on every numpy.
+_RAGGED = getattr(np, "exceptions", np).VisibleDeprecationWarning
+_RAGGED_WARNS = np.lib.NumpyVersion(np.__version__) < "1.24.0"
 
 
 def http_status(exc: BaseException) -> int:
@@ -216,8 +222,13 @@ def _json_array(name: str, value: Any, spec: TensorSpec) -> np.ndarray:
     else:
         shape = None
     try:
-        arr = np.asarray(value)
-    except (ValueError, TypeError, RecursionError):
+        if _RAGGED_WARNS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", _RAGGED)
+                arr = np.asarray(value)
+        else:
+            arr = np.asarray(value)
+    except (ValueError, TypeError, RecursionError, _RAGGED):
         raise ShapeError(f"request: input {name!r} is not a rectangular nested list") from None
     if arr.dtype.kind not in "biuf":
         raise DTypeError(f"request: input {name!r} holds {arr.dtype.kind!r}-kind values "

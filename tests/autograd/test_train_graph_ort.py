@@ -347,8 +347,8 @@ def _no_kernel_for(monkeypatch, which):
 @pytest.mark.parametrize("which", ["forward", "backward"])
 def test_automatic_backend_falls_back_to_numpy_when_onnxruntime_lacks_a_kernel(monkeypatch,
                                                                                which):
-    # an older onnxruntime has no kernel for some node (float64 FusedMatMul in onnxruntime
-    # 1.19): a block on the automatic backend warns once and trains on the numpy executor,
+    # an older onnxruntime has no kernel for some node (float64 Cos in onnxruntime 1.19): a
+    # block on the automatic backend warns once and trains on the numpy executor,
     # from the failing step on, with the numpy backend's numbers
     want = _train_bn("numpy")
     _no_kernel_for(monkeypatch, which)

@@ -12,8 +12,9 @@ import sys
 import numpy as np
 import onnxruntime
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
+
+from tests._cli import CliRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MLP = os.path.join(ROOT, "sample_models", "mlp")

@@ -12,11 +12,11 @@ import re
 import shlex
 
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 
 import gluonport as mx
 from gluonport.summary import input_shape_hints
+from tests._cli import CliRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NEEDS_USER_FILES = ("mynets:", "model.onnx", "cuda")

@@ -11,12 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 
 import gluonport as mx
 from gluonport.onnx import export as onnx_export
 from gluonport.onnx.verify import compare
+from tests._cli import CliRunner
 
 SHAPE = "data=4,3"
 

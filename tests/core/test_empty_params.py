@@ -11,11 +11,11 @@ import shutil
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 
 import gluonport as mx
 from gluonport.errors import GluonportError
+from tests._cli import CliRunner
 
 # What MXNet 1.9.1 writes for nd.save(f, {}), nd.save(f, []) and export() of a block without
 # parameters (the oracle: all three are these 32 bytes).

@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 
 import gluonport as mx
@@ -29,6 +28,7 @@ from gluonport._core.onnxdigest import DIGEST_KEY, data_files_of
 from gluonport.errors import FormatError, GluonportError, ParameterError
 from gluonport.formats._atomic import STALE_AFTER_S, TEMP_MARK, remove_stale_temps
 from gluonport.gluon import nn
+from tests._cli import CliRunner
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

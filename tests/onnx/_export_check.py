@@ -15,6 +15,7 @@ import numpy as np
 
 from gluonport.onnx import export_symbol, max_opset
 from gluonport.symbol._graph import label_inputs, topo_order
+from tests._ort import session
 from tests.ops._check import _build_sym, _compare, forward
 
 OPSETS = sorted({13, max_opset()})
@@ -45,8 +46,7 @@ def run_ort(model, feed: Mapping[str, np.ndarray]) -> list[np.ndarray]:
 
     opts = ort.SessionOptions()  # one thread: cheaper sessions for many small models
     opts.intra_op_num_threads = opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
+    sess = session(model, sess_options=opts)
     names = {i.name for i in sess.get_inputs()}
     return sess.run(None, {k: v for k, v in feed.items() if k in names})
 

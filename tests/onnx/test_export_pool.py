@@ -14,6 +14,7 @@ import pytest
 import gluonport as mx
 from gluonport.errors import ConversionError
 from gluonport.onnx import export_symbol
+from tests._ort import avgpool_ceil_mode_differs
 from tests.onnx._export_check import OPSETS, check_dynamic, export_case, run_ort
 from tests.ops import cases_pool
 from tests.ops._check import _compare, forward, load_golden
@@ -113,6 +114,13 @@ DYNAMIC_SPATIAL = [
 @pytest.mark.parametrize("attrs", DYNAMIC_SPATIAL, ids=lambda a: "-".join(
     f"{k}{v}" for k, v in a.items()))
 def test_dynamic_spatial_dims(attrs, opset):
+    if (attrs.get("pool_type") == "avg" and attrs.get("pooling_convention") == "full"
+            and attrs.get("count_include_pad", True)):
+        # exported as AveragePool with ceil_mode=1 and count_include_pad=1, which by the spec
+        # divides as MXNet does (no window starts in the padding: the export refuses those)
+        why = avgpool_ceil_mode_differs(opset, 1)
+        if why:
+            pytest.skip(why)
     sym = _pool_sym(**attrs)
     model = export_symbol(sym, {}, in_shapes=[(1, 2, 7, 7)], opset_version=opset,
                           dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}})

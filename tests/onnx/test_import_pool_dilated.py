@@ -19,6 +19,7 @@ from onnx import TensorProto, helper
 
 from gluonport.errors import UnsupportedOpError
 from gluonport.onnx.importer import import_graph
+from tests._ort import avgpool_ceil_mode_differs
 from tests.onnx._import_check import check_import, make_model, vi
 
 _model = partial(make_model, opset=19, name="pool_dilated")
@@ -56,6 +57,10 @@ def _out_shape(node, shape, elem) -> list:
 @pytest.mark.parametrize("op,spatial,attrs", CASES,
                          ids=[f"{c[0]}-{len(c[1])}d-{i}" for i, c in enumerate(CASES)])
 def test_dilated_pool_matches_onnxruntime(op, spatial, attrs):
+    if op == "AveragePool" and attrs.get("ceil_mode"):
+        why = avgpool_ceil_mode_differs(19, attrs.get("count_include_pad", 0))
+        if why:
+            pytest.skip(why)
     shape = (2, 3) + spatial
     node = helper.make_node(op, ["x"], ["y"], **attrs)
     model = _model([node], [vi("x", TensorProto.FLOAT, list(shape))],

@@ -14,7 +14,6 @@ import os
 import numpy as np
 import onnx
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 from onnx import TensorProto
 from onnx import helper as h
@@ -24,6 +23,7 @@ from gluonport.errors import FormatError, GluonportError
 from gluonport.onnx import import_graph, import_model
 from gluonport.onnx._import_fold import initial_consts
 from gluonport.runtime.ort import OrtRunner, RuntimeOptions
+from tests._cli import CliRunner
 
 SECRET = np.full(4, 1234.5, np.float32)
 WEIGHT = np.array([1.0, 2.0, 3.0, 4.0], np.float32)

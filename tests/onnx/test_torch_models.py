@@ -67,6 +67,16 @@ def _path(name: str, key: str) -> str:
     return os.path.join(HERE, MANIFEST[name]["variants"][key])
 
 
+def _skip_if_onnx_predates(key: str) -> None:
+    """The opset-23 files need an onnx that knows opset 23 (1.18 on) to pass its checker, the
+    importer's gate; onnx 1.17, which pyproject.toml allows, stops at 22."""
+    import onnx
+
+    if key == "dynamo23" and onnx.defs.onnx_opset_version() < 23:
+        pytest.skip(f"onnx {onnx.__version__} knows opsets up to "
+                    f"{onnx.defs.onnx_opset_version()}; the file is opset 23")
+
+
 def _tol(name: str, key: str) -> dict:
     rtol, atol = TOLERANCES.get((name, key), (RTOL, ATOL))
     return {"rtol": rtol, "atol": atol}
@@ -132,6 +142,7 @@ def test_manifest_lists_every_model_and_file():
 
 @pytest.mark.parametrize("name,key", CASES)
 def test_batch1_matches_torch(name, key):
+    _skip_if_onnx_predates(key)
     sym, arg, aux = import_model(_path(name, key))
     inputs, want = _recorded(name)
     feed = {**inputs, **{k: v.asnumpy() for k, v in {**arg, **aux}.items()}}
@@ -168,6 +179,7 @@ def test_batch3_matches_onnxruntime(name, key):
 
 @pytest.mark.parametrize("name,key", CASES)
 def test_export_mxnet_loads_in_numpy_backend(name, key, tmp_path):
+    _skip_if_onnx_predates(key)
     g = _imported(name, key)
     sym_file, params_file = export_mxnet(_path(name, key), str(tmp_path / name))
     assert os.path.exists(sym_file) and os.path.exists(params_file)
@@ -184,6 +196,7 @@ def test_export_mxnet_loads_in_numpy_backend(name, key, tmp_path):
 def test_round_trip_through_export_model(name, key, tmp_path):
     """Our imported graph exported back to ONNX with the batch axis dynamic, run by
     onnxruntime at a batch size it was not exported with."""
+    _skip_if_onnx_predates(key)
     g = _imported(name, key)
     specs = MANIFEST[name]["inputs"]
     shapes = [tuple(s["shape"]) for s in specs.values()]

@@ -16,10 +16,10 @@ import urllib.request
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from gluonport_cli.main import cli
 
 import gluonport
+from tests._cli import CliRunner
 from tests.serve._samples import prefix
 
 LENET = prefix("lenet_bn")

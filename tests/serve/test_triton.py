@@ -10,13 +10,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from click.testing import CliRunner
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import gluonport
 from gluonport.errors import ShapeError, UnsupportedOpError
 from gluonport.serve import prepare_model, write_triton_repo
+from tests._cli import CliRunner
 from tests.serve._samples import NAMES, prefix
 
 model_config_pb2 = pytest.importorskip("tritonclient.grpc.model_config_pb2")

@@ -275,9 +275,27 @@ def _clip_onnx(ctx: LoweringContext) -> None:
     g.out(g.where(g("Greater", x, khi), khi, g.where(g("Less", x, klo), klo, x)), work)
 
 
+def _np_clip_is_mxnet_clip() -> bool:
+    """Whether ``np.clip`` gives MXNet's ``x > hi ? hi : (x < lo ? lo : x)`` bit for bit on
+    signed zeros and NaN (numpy 1.23 turns a -0.0 inside ``[0, hi]`` into +0.0; numpy 2 keeps
+    it): probed once, on this numpy."""
+    x = np.array([-0.0, 0.0, np.nan, -1.0, 1.0, -np.inf, np.inf])
+    for lo, hi in ((0.0, 0.5), (-0.0, 0.0), (0.0, 0.0), (-0.0, -0.0)):
+        want = np.where(x > hi, hi, np.where(x < lo, lo, x))
+        got = np.clip(x, lo, hi)
+        if not (np.array_equal(got, want, equal_nan=True)
+                and np.array_equal(np.signbit(got), np.signbit(want))):
+            return False
+    return True
+
+
+_NP_CLIP_EXACT = _np_clip_is_mxnet_clip()
+
+
 def _clip_into(p, args: list, i: int) -> list | None:
-    """In place (the executor's inference plan): ``np.clip`` gives MXNet's ``x > hi ? hi :
-    (x < lo ? lo : x)`` bit for bit (NaN and -0.0 kept) when ``lo <= hi``; else the op runs."""
+    """In place (the executor's inference plan): MXNet's ``x > hi ? hi : (x < lo ? lo : x)`` bit
+    for bit (NaN and -0.0 kept) when ``lo <= hi``, with ``np.clip`` where this numpy's gives
+    exactly that, else two masked copies; when ``lo > hi`` the op runs."""
     x = args[0]
     if x.dtype not in (np.float32, np.float64):
         return None
@@ -285,7 +303,11 @@ def _clip_into(p, args: list, i: int) -> list | None:
     hi = np.asarray(p.a_max, np.float64).astype(x.dtype)
     if not lo <= hi:
         return None
-    np.clip(x, lo, hi, out=x)
+    if _NP_CLIP_EXACT:
+        np.clip(x, lo, hi, out=x)
+    else:
+        np.copyto(x, hi, where=x > hi)
+        np.copyto(x, lo, where=x < lo)  # lo <= hi: no value set to hi is below lo
     return [x]
 
 

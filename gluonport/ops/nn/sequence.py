@@ -257,7 +257,9 @@ def _reverse_onnx(ctx: LoweringContext) -> None:
                            ctx.ints([0], "axes"), ctx.ints([-1], "steps")],
                  outputs=ctx.outputs[:1])
         return
-    lengths = _onnx_lengths(ctx, Dims(ctx, 0).scalar(0), 0)
+    # at least 1: reversing one step is reversing none, and onnxruntime 1.19's ReverseSequence
+    # writes nothing (uninitialised memory comes out) for a sequence of length 0
+    lengths = _onnx_lengths(ctx, Dims(ctx, 0).scalar(0), 1)
     ctx.make("ReverseSequence", [ctx.inputs[0], lengths], outputs=ctx.outputs[:1],
              batch_axis=1, time_axis=0)
 
