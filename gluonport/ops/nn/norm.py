@@ -51,7 +51,7 @@ from .conv_kernels import scratch
 from .dense import require_float, work_dtype
 from .train_graphs import batchnorm_train_graph
 
-__all__ = ["bn_infer", "channel_window_sum"]
+__all__ = ["bn_infer", "channel_window_sum", "channel_sums", "channel_dot", "per_channel"]
 
 # MXNet declares these defaults as C++ float literals; keep the float32-rounded values.
 _EPS_1E3 = float(np.float32(1e-3))
@@ -102,6 +102,41 @@ def _bn_type(p, in_types: list) -> tuple[list, list]:
     return [np.dtype(data)] + [pd] * (len(in_types) - 1), [np.dtype(data), pd, pd]
 
 
+def channel_sums(x3: np.ndarray) -> np.ndarray:
+    """Per-channel sums of a (pre, C, post) array: over ``pre`` first (rows of C*post
+    contiguous values), then over ``post``. numpy reduces a short contiguous last axis one
+    (n, c) row at a time: summing ``post`` first took (32, 256, 4) 207 us, (32, 128, 16) 133,
+    (32, 64, 256) 267; this order 16, 18 and 136."""
+    return x3.sum(axis=0).sum(axis=1)
+
+
+def channel_dot(x3: np.ndarray, y3: np.ndarray) -> np.ndarray:
+    """Per-channel dot products of two (pre, C, post) arrays. For a short ``post`` the
+    contraction runs over whole (C*post) rows, then sums ``post``: (32, 256, 4) 83 -> 16 us,
+    (32, 128, 16) 55 -> 31 (one ``einsum`` per (n, c) row before)."""
+    pre, c, post = x3.shape
+    if pre > 1 and 1 < post < 32:
+        return np.einsum("nk,nk->k", x3.reshape(pre, -1), y3.reshape(pre, -1)).reshape(
+            c, post).sum(axis=1)
+    return np.einsum("ncp,ncp->c", x3, y3)
+
+
+def per_channel(v: np.ndarray, shape3: tuple) -> np.ndarray:
+    """Per-channel vector ``v`` broadcastable against a contiguous (pre, C, post) array. With
+    several samples and ``post`` > 1 it is written out as (1, C, post), so numpy runs each
+    sample's C*post values in one inner loop rather than one loop per (n, c): ``x * scale +
+    shift`` on (32, 256, 4) 121 -> 53 us, (32, 64, 256) 791 -> 683."""
+    pre, c, post = shape3
+    if pre > 1 and post > 1:
+        return np.repeat(v, post).reshape(1, c, post)
+    return v.reshape(1, c, 1)
+
+
+def _shape3(x: np.ndarray, ax: int) -> tuple[int, int, int]:
+    return (int(np.prod(x.shape[:ax], dtype=np.int64)), x.shape[ax],
+            int(np.prod(x.shape[ax + 1:], dtype=np.int64)))
+
+
 def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool,
                   out: np.ndarray | None = None) -> np.ndarray:
     """``(x - mean) * invstd * gamma + beta`` with per-channel vectors along ``axis``.
@@ -113,6 +148,17 @@ def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool,
     wd = np.result_type(work_dtype(x.dtype), mean.dtype)
     scale = invstd.astype(wd) if fix_gamma else invstd.astype(wd) * gamma.astype(wd)
     shift = beta.astype(wd) - mean.astype(wd) * scale
+    if x.flags.c_contiguous and (out is None or out.flags.c_contiguous):
+        shape3 = _shape3(x, axis)  # (pre, C, post) views: see per_channel
+        x3 = x.reshape(shape3)
+        if out is not None and out.dtype == wd == x.dtype:
+            out3 = out.reshape(shape3)  # a view: the result is ``out`` itself
+            np.multiply(x3, per_channel(scale, shape3), out=out3)
+        else:
+            out3 = x3.astype(wd, copy=False) * per_channel(scale, shape3)
+            out = out3.reshape(x.shape)
+        out3 += per_channel(shift, shape3)
+        return out.astype(x.dtype, copy=False)
     if out is not None and out.dtype == wd == x.dtype:
         np.multiply(x, _channel_view(scale, x.ndim, axis), out=out)
     else:
@@ -144,10 +190,10 @@ def _batch_moments(x: np.ndarray, ax: int, pd: np.dtype) -> tuple[np.ndarray, np
     if count == 0:  # numpy's mean of nothing: NaN (with its warning), as before
         nan = xw.mean(axis=_reduce_axes(x.ndim, ax)).astype(pd)
         return nan, nan.copy()
-    mean = x3.sum(axis=2).sum(axis=0) / xw.dtype.type(count)
+    mean = channel_sums(x3) / xw.dtype.type(count)
     xc = scratch("bn", x3.shape, xw.dtype)
-    np.subtract(x3, mean[None, :, None], out=xc)
-    var = np.einsum("ncp,ncp->c", xc, xc) / xw.dtype.type(count)
+    np.subtract(x3, per_channel(mean, x3.shape), out=xc)
+    var = channel_dot(xc, xc) / xw.dtype.type(count)
     return mean.astype(pd), var.astype(pd)
 
 

@@ -40,7 +40,7 @@ from ..lowering.math import onnx_input_as, onnx_work_dtype
 from ..registry import OpDef, register
 from .conv_kernels import scratch
 from .dense import work_dtype
-from .norm import channel_window_sum
+from .norm import channel_dot, channel_sums, channel_window_sum, per_channel
 
 __all__: list[str] = []
 
@@ -88,25 +88,26 @@ def _bn_backward(axis: int | None, plain_var: bool, train: bool):
         c = x.shape[ax]
         shape3 = (int(np.prod(x.shape[:ax], dtype=np.int64)), c, -1)
         og3 = og_w.reshape(shape3)
-        sum_g = og3.sum(axis=2).sum(axis=0)
+        shape3 = og3.shape
+        sum_g = channel_sums(og3)
         iw = invstd * w
         need_dot = batch or not p.fix_gamma
         if need_dot:  # x - mean in a reusable scratch buffer (no fresh temporary)
             x3 = x.reshape(shape3).astype(wd, copy=False)
             xc = scratch("bn", x3.shape, wd)
-            np.subtract(x3, m[None, :, None], out=xc)
-            dotp = np.einsum("ncp,ncp->c", xc, og3)
+            np.subtract(x3, per_channel(m, shape3), out=xc)
+            dotp = channel_dot(xc, og3)
         else:
             dotp = np.zeros_like(sum_g)
         if batch:
             n = x.size // max(c, 1)
             k = dotp * invstd * invstd / n
-            np.multiply(xc, (-k * iw)[None, :, None], out=xc)
-            dx = og3 * iw[None, :, None]
+            np.multiply(xc, per_channel(-k * iw, shape3), out=xc)
+            dx = og3 * per_channel(iw, shape3)
             dx += xc
-            dx -= (sum_g / n * iw)[None, :, None]
+            dx -= per_channel(sum_g / n * iw, shape3)
         else:
-            dx = og3 * iw[None, :, None]
+            dx = og3 * per_channel(iw, shape3)
         dx = dx.reshape(x.shape)
         dgamma = np.zeros_like(dotp) if p.fix_gamma else dotp * invstd
         pd = mm.dtype
