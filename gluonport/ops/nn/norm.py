@@ -51,7 +51,8 @@ from .conv_kernels import scratch
 from .dense import require_float, work_dtype
 from .train_graphs import batchnorm_train_graph
 
-__all__ = ["bn_infer", "channel_window_sum", "channel_sums", "channel_dot", "per_channel"]
+__all__ = ["bn_infer", "channel_window_sum", "channel_layout", "channel_sums", "channel_dot",
+           "per_channel"]
 
 # MXNet declares these defaults as C++ float literals; keep the float32-rounded values.
 _EPS_1E3 = float(np.float32(1e-3))
@@ -132,7 +133,8 @@ def per_channel(v: np.ndarray, shape3: tuple) -> np.ndarray:
     return v.reshape(1, c, 1)
 
 
-def _shape3(x: np.ndarray, ax: int) -> tuple[int, int, int]:
+def channel_layout(x: np.ndarray, ax: int) -> tuple[int, int, int]:
+    """``x``'s shape as (pre, C, post) around the channel axis ``ax``."""
     return (int(np.prod(x.shape[:ax], dtype=np.int64)), x.shape[ax],
             int(np.prod(x.shape[ax + 1:], dtype=np.int64)))
 
@@ -149,7 +151,7 @@ def _bn_normalize(x, gamma, beta, mean, invstd, axis: int, fix_gamma: bool,
     scale = invstd.astype(wd) if fix_gamma else invstd.astype(wd) * gamma.astype(wd)
     shift = beta.astype(wd) - mean.astype(wd) * scale
     if x.flags.c_contiguous and (out is None or out.flags.c_contiguous):
-        shape3 = _shape3(x, axis)  # (pre, C, post) views: see per_channel
+        shape3 = channel_layout(x, axis)  # (pre, C, post) views: see per_channel
         x3 = x.reshape(shape3)
         if out is not None and out.dtype == wd == x.dtype:
             out3 = out.reshape(shape3)  # a view: the result is ``out`` itself
@@ -184,8 +186,7 @@ def _batch_moments(x: np.ndarray, ax: int, pd: np.dtype) -> tuple[np.ndarray, np
     row sums along the contiguous axis, and the centred sum of squares as one einsum over a
     scratch copy of ``x - mean`` (no squared temporary)."""
     xw = x.astype(np.result_type(work_dtype(x.dtype), pd), copy=False)
-    c = x.shape[ax]
-    x3 = xw.reshape(int(np.prod(x.shape[:ax], dtype=np.int64)), c, -1)
+    x3 = xw.reshape(channel_layout(x, ax))
     count = x3.shape[0] * x3.shape[2]
     if count == 0:  # numpy's mean of nothing: NaN (with its warning), as before
         nan = xw.mean(axis=_reduce_axes(x.ndim, ax)).astype(pd)

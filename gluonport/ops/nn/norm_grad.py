@@ -40,7 +40,7 @@ from ..lowering.math import onnx_input_as, onnx_work_dtype
 from ..registry import OpDef, register
 from .conv_kernels import scratch
 from .dense import work_dtype
-from .norm import channel_dot, channel_sums, channel_window_sum, per_channel
+from .norm import channel_dot, channel_layout, channel_sums, channel_window_sum, per_channel
 
 __all__: list[str] = []
 
@@ -86,9 +86,8 @@ def _bn_backward(axis: int | None, plain_var: bool, train: bool):
         w = np.ones_like(invstd) if p.fix_gamma else gamma.astype(wd)
         # (pre, C, post) views: per-channel reductions over axes 0 and 2, few passes
         c = x.shape[ax]
-        shape3 = (int(np.prod(x.shape[:ax], dtype=np.int64)), c, -1)
+        shape3 = channel_layout(x, ax)
         og3 = og_w.reshape(shape3)
-        shape3 = og3.shape
         sum_g = channel_sums(og3)
         iw = invstd * w
         need_dot = batch or not p.fix_gamma
