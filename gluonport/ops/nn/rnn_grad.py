@@ -76,9 +76,15 @@ def previous_steps(seq: np.ndarray, first: np.ndarray, reverse: bool) -> np.ndar
 LSTM_ORDER = (3, 0, 1, 2)
 
 
-def lstm_rows(w: np.ndarray, H: int) -> np.ndarray:
-    """``w``'s 4H rows (MXNet's gate order i, f, g, o) in :data:`LSTM_ORDER` (a copy)."""
-    return np.concatenate([w[k * H:(k + 1) * H] for k in LSTM_ORDER])
+def lstm_rows(w: np.ndarray, H: int, axis: int = 0) -> np.ndarray:
+    """``w``'s 4H rows along ``axis`` (MXNet's gate order i, f, g, o) in :data:`LSTM_ORDER`
+    (a copy)."""
+    block = [slice(None)] * w.ndim
+    parts = []
+    for k in LSTM_ORDER:
+        block[axis] = slice(k * H, (k + 1) * H)
+        parts.append(w[tuple(block)])
+    return np.concatenate(parts, axis=axis)
 
 
 def lstm_forward(x: np.ndarray, h0: np.ndarray, c0: np.ndarray, wx: np.ndarray, wh: np.ndarray,

@@ -163,7 +163,7 @@ def _train_lstm_backward(p, dy: np.ndarray, dhy: np.ndarray, dcy: np.ndarray,
     for d, w in enumerate(weights):
         cols = slice(d * H, (d + 1) * H)
         res = reserve.reshape(dirs, T, 6 * H, -1)[d].astype(acc, copy=False)
-        b = np.concatenate([res[:, k * H:(k + 1) * H] for k in rnn_grad.LSTM_ORDER], axis=1)
+        b = rnn_grad.lstm_rows(res[:, :4 * H], H, axis=1)
         got = rnn_grad.lstm_bptt(dy[:, :, cols].astype(acc), dhy[d].astype(acc),
                                  dcy[d].astype(acc), x, output[:, :, cols].astype(acc),
                                  state[d].astype(acc), b, res[:, 4 * H:5 * H], res[:, 5 * H:],
