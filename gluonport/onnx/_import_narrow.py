@@ -34,6 +34,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from .._core.dtypes import bfloat16_to_float32
 from ..errors import UnsupportedOpError
 
 __all__ = ["NARROW", "carry_narrow_types", "to_carrier", "from_carrier", "narrow_dtype",
@@ -302,7 +303,7 @@ _FLOAT8_BITS = {TensorProto.FLOAT8E4M3FN: (4, 7, "fn"),
 def _from_bits(bits: np.ndarray, elem_type: int) -> np.ndarray:
     """float32 values of raw bfloat16 (the upper half of a float32) or float8 bits."""
     if elem_type == TensorProto.BFLOAT16:
-        return (bits.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return bfloat16_to_float32(bits.view(np.uint16))
     return _float8_values(*_FLOAT8_BITS[elem_type])[bits.view(np.uint8)]
 
 
