@@ -168,6 +168,44 @@ def test_max_pool_backward_routes_ties_to_the_first_maximum(shape, kernel, strid
     np.testing.assert_array_equal(dx, _first_max_reference(og, x, kernel, stride, pad, out_sp))
 
 
+@pytest.mark.parametrize("shape, kernel, stride, pad, convention", [
+    ((4, 8, 9, 9), (3, 3), (2, 2), (1, 1), "valid"),   # resnet's 3x3/2, N*C = 32
+    ((4, 8, 9, 9), (3, 3), (2, 2), (1, 1), "full"),    # and an end-padded last window
+    ((3, 12, 10, 7), (3, 2), (1, 1), (1, 0), "valid"),  # stride 1, unequal kernel
+    ((2, 16, 11), (3,), (2,), (1,), "valid"),          # 1-D
+    ((2, 16, 5, 6, 5), (3, 3, 2), (2, 2, 1), (1, 1, 0), "valid"),  # 3-D
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_max_pool_backward_spatial_first_route(shape, kernel, stride, pad, convention, dtype,
+                                               monkeypatch):
+    # overlapping windows with short output rows and many (N, C) rows take the spatial-first
+    # copies (pool._max_grad_spatial_first); ties must still reach each window's first
+    # maximum, padding included, and the channels-first route must give the same bits
+    from gluonport.ops.nn import pool
+
+    rng = np.random.RandomState(11)
+    x = rng.randint(-1, 2, shape).astype(dtype)
+    out_sp = [pool.pool_out_size(v, k, s, p, convention) for v, k, s, p in
+              zip(shape[2:], kernel, stride, pad)]
+    y = pool.pool_nd(x, kernel, stride, pad, out_sp)
+    og = rng.randint(1, 9, y.shape).astype(dtype)  # small integers: sums are exact
+    monkeypatch.setattr(pool, "_BLOCK_ROWS", 5)  # several blocks, the last one short
+    calls = []
+    real = pool._max_grad_spatial_first
+    monkeypatch.setattr(pool, "_max_grad_spatial_first",
+                        lambda *a: calls.append(1) or real(*a))
+    dx = pool.pool_backward(og, x, y, kernel, stride, pad, out_sp, "max")
+    assert calls, "the spatial-first route was not taken"
+    assert dx.dtype == dtype and dx.shape == x.shape
+    want = _first_max_reference(og.astype(np.float32), x.astype(np.float32), kernel, stride,
+                                pad, out_sp)
+    np.testing.assert_array_equal(dx, want.astype(dtype))
+    monkeypatch.setattr(pool, "_SHORT_ROWS", 0)  # the channels-first route
+    np.testing.assert_array_equal(pool.pool_backward(og, x, y, kernel, stride, pad, out_sp,
+                                                     "max"), dx)
+    assert len(calls) == 1
+
+
 @pytest.mark.parametrize("shape, kernel, stride, pad, layout", [
     ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), None),    # tiled (lenet): MaxPool of keys, Resize
     ((2, 8, 8, 3), (2, 2), (2, 2), (0, 0), "NHWC"),  # tiled, channels-last
