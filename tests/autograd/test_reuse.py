@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 import gluonport as mx
 from gluonport import autograd, gluon
 from gluonport.gluon import _reuse, _train_graph
+from gluonport.onnx.opset import ir_version_for
 
 F = TensorProto.FLOAT
 
@@ -51,8 +52,9 @@ def _models():
         [helper.make_tensor_value_info(n, F, None) for n in ("dw_c", "dx")],
         [numpy_helper.from_array(np.array([-1, 3], np.int64), "shape2"),
          numpy_helper.from_array(np.ones((3, 5), np.float32), "c")])
-    opset = [helper.make_opsetid("", 17)]
-    return helper.make_model(fwd, opset_imports=opset), helper.make_model(bwd, opset_imports=opset)
+    opset, ir = [helper.make_opsetid("", 17)], ir_version_for(17)
+    return (helper.make_model(fwd, opset_imports=opset, ir_version=ir),
+            helper.make_model(bwd, opset_imports=opset, ir_version=ir))
 
 
 def _run(model, feed):

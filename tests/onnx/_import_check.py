@@ -10,6 +10,7 @@ import pytest
 from onnx import helper
 
 from gluonport.onnx.backend import prepare
+from gluonport.onnx.opset import ir_version_for
 from tests._ort import session
 
 __all__ = ["vi", "make_model", "check_import"]
@@ -22,10 +23,14 @@ def vi(name, elem, shape):
 
 def make_model(nodes, inputs, outputs, inits=(), opset=18, name="test") -> onnx.ModelProto:
     """A one-graph model at ``opset``; ``outputs`` is one value info or a list. Passes onnx's full
-    check, so a test cannot compare two engines on an invalid model."""
+    check, so a test cannot compare two engines on an invalid model. Its IR version is the
+    oldest that carries ``opset`` (as gluonport's exporter stamps), not the installed onnx's
+    newest, which an older onnxruntime refuses whatever the opset (onnx 1.23 writes IR 14,
+    onnxruntime 1.23 reads up to 11); IR 4 at least, where initializers need not be inputs."""
     outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
     graph = helper.make_graph(nodes, name, inputs, list(outputs), list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=max(ir_version_for(opset), 4))
     onnx.checker.check_model(model, full_check=True)
     return model
 

@@ -19,6 +19,7 @@ from gluonport.errors import UnsupportedOpError
 from gluonport.onnx import _import_expand
 from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
+from gluonport.onnx.opset import ir_version_for
 
 B, S, E, H = 2, 5, 16, 4
 
@@ -67,7 +68,8 @@ def _encoder(batch, causal: int, mask: bool) -> onnx.ModelProto:
     ]
     out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, S, E])
     model = helper.make_model(helper.make_graph(nodes, "encoder", inputs, [out], inits),
-                              opset_imports=[helper.make_opsetid("", 23)])
+                              opset_imports=[helper.make_opsetid("", 23)],
+                              ir_version=ir_version_for(23))
     onnx.checker.check_model(model, full_check=True)
     return model
 
@@ -119,7 +121,8 @@ def _window_mish_model(opset: int) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes, "win", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [10])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [10])], [size])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=ir_version_for(opset))
 
 
 def test_window_function_matches_onnxruntime():

@@ -14,10 +14,13 @@ from functools import partial
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
 
 from gluonport.errors import UnsupportedOpError
+from gluonport.onnx.backend import prepare
 from gluonport.onnx.importer import import_graph
 from tests._ort import avgpool_ceil_mode_differs
 from tests.onnx._import_check import check_import, make_model, vi
@@ -66,7 +69,21 @@ def test_dilated_pool_matches_onnxruntime(op, spatial, attrs):
     model = _model([node], [vi("x", TensorProto.FLOAT, list(shape))],
                    vi("y", TensorProto.FLOAT, _out_shape(node, shape, TensorProto.FLOAT)))
     x = np.random.default_rng(len(spatial)).standard_normal(shape).astype(np.float32)
+    if op == "AveragePool" and _ort_differs_from_the_spec(model, {"x": x}):
+        # onnxruntime 1.23's dilated AveragePool with count_include_pad=1 (the newest
+        # onnxruntime for Python 3.10) disagrees with onnx's reference evaluator, the spec's
+        # own implementation: gluonport is held to the reference there instead
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        got = prepare(model).run({"x": x})[0]
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+        return
     _check(model, {"x": x})
+
+
+def _ort_differs_from_the_spec(model, feeds) -> bool:
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return not np.allclose(sess.run(None, feeds)[0], want, rtol=1e-5, atol=1e-6)
 
 
 def test_dilated_max_pool_int8_keeps_the_dtype():

@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from gluonport.onnx.backend import prepare
+from gluonport.onnx.opset import ir_version_for
 from tests.onnx._import_check import check_import, make_model, vi
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -25,7 +26,8 @@ def _pool(x, attrs):
     node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
     graph = helper.make_graph([node], "pool", [vi("x", F, list(x.shape))],
                               [vi("y", F, None), vi("i", I64, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)],
+                              ir_version=ir_version_for(12))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return sess.run(None, {"x": x})
 

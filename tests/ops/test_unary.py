@@ -73,6 +73,18 @@ def test_gamma_lgamma_match_the_c_library():
     assert list(_special.lgamma(np.array([1.0, 2.0]))) == [0.0, 0.0]
 
 
+def test_gamma_is_exact_at_positive_integers():
+    """Gamma(n) = (n - 1)!, correctly rounded, for n = 1 .. 171 (as C's tgamma gives): the
+    Lanczos sum alone is ~1e-15 off there, and an integer result truncates, so int32
+    ``gamma(5)`` came out 23 with numpy 1.26's exp/pow (and ``gamma(1)`` 0 everywhere)."""
+    n = np.arange(1, 172)
+    want = [float(math.factorial(k - 1)) for k in n]
+    assert _special.gamma(n.astype(np.float64)).tolist() == want
+    assert _special.gamma(np.array([172.0]))[0] == np.inf
+    got = mx.nd.gamma(mx.nd.array(np.arange(1, 13), dtype="int32")).asnumpy()
+    assert got.tolist() == [math.factorial(k - 1) for k in range(1, 13)]
+
+
 def test_amp_cast_in_a_graph():
     x = mx.sym.var("x")
     s = mx.sym.amp_cast(x, dtype="float16", name="c")

@@ -159,10 +159,22 @@ def _gamma_right(x: np.ndarray) -> np.ndarray:
 
 
 _GAMMA_OVERFLOW = 171.7  # Gamma(x) exceeds the float64 range above ~171.62
+_GAMMA_INT_MAX = 171  # the largest n with a finite Gamma(n) = (n - 1)! in float64
+#: Gamma(n) = (n - 1)! for n = 1 .. 171, each correctly rounded (``float`` of the exact int).
+#: The Lanczos sum is ~1e-15 off at the integers too (Gamma(5) can be 23.999999999999996,
+#: depending on numpy's exp/pow), which an integer cast truncates to 23; C's tgamma is exact
+#: there, and so is this table.
+_FACTORIALS = np.array([float(math.factorial(n - 1)) for n in range(1, _GAMMA_INT_MAX + 1)])
+
+
+def _positive_integers(x: np.ndarray) -> np.ndarray:
+    """Where ``x`` is one of 1, 2, ..., 171 (the arguments :data:`_FACTORIALS` covers)."""
+    return (x == np.floor(x)) & (x >= 1.0) & (x <= _GAMMA_INT_MAX)
 
 
 def gamma(x: np.ndarray) -> np.ndarray:
-    """C's ``tgamma``: Gamma(x); +-inf at +-0, NaN at negative integers and -inf."""
+    """C's ``tgamma``: Gamma(x); +-inf at +-0, NaN at negative integers and -inf; exact (the
+    correctly rounded factorial) at the positive integers."""
     x = np.asarray(x, dtype=np.float64)
     out = np.empty_like(x)
     with np.errstate(all="ignore"):
@@ -175,6 +187,8 @@ def gamma(x: np.ndarray) -> np.ndarray:
         bad = (xl == np.floor(xl)) & (xl != 0.0)  # negative integers and -inf
         refl = np.where(bad, np.nan, refl)
         out[~right] = np.where(xl == 0.0, np.copysign(np.inf, xl), refl)
+        ints = _positive_integers(x)
+        out[ints] = _FACTORIALS[x[ints].astype(np.intp) - 1]
     return out
 
 
@@ -320,7 +334,18 @@ def gamma64(g: Builder, x: str) -> str:
     pole = g("And", g("Equal", x, g("Floor", x)), g("Not", g("Equal", x, zero)))
     refl = g.where(pole, g.k(np.nan, F64), refl)
     refl = g.where(g("Equal", x, zero), g("Reciprocal", x), refl)  # 1/(+-0) = +-inf
-    return g.where(left, refl, right)
+    return _exact_factorials(g, x, g.where(left, refl, right))
+
+
+def _exact_factorials(g: Builder, x: str, y: str) -> str:
+    """``y`` with the table's (n - 1)! wherever ``x`` is a positive integer n <= 171, as
+    :func:`gamma` does (other entries look up index 0, whose value the Where drops)."""
+    one = g.k(1, F64)
+    ints = g("And", g("Equal", x, g("Floor", x)),
+             g("And", g("GreaterOrEqual", x, one),
+               g("LessOrEqual", x, g.k(_GAMMA_INT_MAX, F64))))
+    index = g.cast(g("Sub", g.where(ints, x, one), one), F64, np.int64)
+    return g.where(ints, g("Gather", g.k(_FACTORIALS, F64), index), y)
 
 
 def gammaln64(g: Builder, x: str) -> str:
