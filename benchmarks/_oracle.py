@@ -133,6 +133,30 @@ def time_mxnet_export(prefix: str, shape: tuple[int, ...], repeat: int = 3) -> f
     return float(out.strip().splitlines()[-1])
 
 
+def cpu_model() -> str:
+    """The processor's name (``model name`` of /proc/cpuinfo, else ``platform.processor()``).
+
+    Ratios against MXNet depend on it, not only on speed: MXNet 1.9.1's oneDNN kernels gained
+    more on a 2-vCPU Intel Xeon VM than on a 2-vCPU AMD EPYC VM (README, "Training steps"), so
+    every table records the processor it was measured on."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if not key.strip():  # the first processor's block ends here
+                    break
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    if "model name" in fields:  # a VM may name only the vendor: family and model say more
+        return fields["model name"] + "".join(
+            f", {k} {fields[k]}" for k in ("cpu family", "model") if k in fields)
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown processor"
+
+
 def table(rows: list[list[str]], header: list[str]) -> str:
     """A plain aligned text table."""
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]

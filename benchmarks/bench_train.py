@@ -76,7 +76,7 @@ import tempfile
 import time
 
 import numpy as np
-from _oracle import ORACLE, table
+from _oracle import ORACLE, cpu_model, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "_data")
@@ -579,7 +579,7 @@ def main() -> None:
     print(f"threads: OMP/MKL/OPENBLAS_NUM_THREADS={args.threads} on both sides"
           f"{'' if args.spin else ', OMP_WAIT_POLICY=PASSIVE'}; gluonport's onnxruntime "
           f"training sessions: intra-op pool of OMP_NUM_THREADS threads, not spinning; "
-          f"{os.cpu_count()} CPUs; load average {load0[0]:.2f} "
+          f"{os.cpu_count()} CPUs ({cpu_model()}); load average {load0[0]:.2f} "
           f"{load0[1]:.2f} {load0[2]:.2f} at start")
     print("fp32 GEMM peak (numpy matmul): " + ", ".join(
         f"{k}^3 {v:.0f}" for k, v in peak.items() if k != "peak") +
@@ -606,7 +606,8 @@ def main() -> None:
                     got[side, mode] = _merge(got.get((side, mode)), r)
             results.extend(got.values())
     load1 = os.getloadavg()
-    run = {"peak_gflops": peak, "threads": args.threads, "load_start": load0,
+    run = {"peak_gflops": peak, "threads": args.threads, "cpu": cpu_model(),
+           "load_start": load0,
            "load_end": load1, "results": results}
     if args.cuda:
         run["gpu"] = _gpu_name()
@@ -692,7 +693,8 @@ def print_tables(run: dict) -> None:
         floor_rows.append([label, f"{macs / 1e6:.1f}", f"{floor_ms:.3f}", *pct])
         mem_rows.append([label] + [_mem(r) for r in (mi, mh, gi, gn, go)]
                         + [_mem_ratio(gi, mi), _mem_ratio(go, mh)])
-    print("step ms: median of the timed steps; ratios: of the medians (of the fastest steps)")
+    print("step ms: median of the timed steps; ratios: of the medians (of the fastest steps); "
+          f"{run.get('threads', '?')} threads on {run.get('cpu', 'an unrecorded processor')}")
     print(table(rows, ["model", "MXNet imp", "MXNet hyb", "gp imp", "gp hyb-numpy",
                        "gp hyb-ort", "imp/MX imp (<=1.5)", "hyb-numpy/MX hyb",
                        "hyb-ort/MX hyb (<=1.0)"]))

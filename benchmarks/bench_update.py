@@ -25,7 +25,7 @@ import sys
 import time
 
 import numpy as np
-from _oracle import ORACLE, table
+from _oracle import ORACLE, cpu_model, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -103,7 +103,8 @@ def main() -> None:
                  if mx_row and gp_row else "-")
         rows.append([str(n), fmt(mx_row), fmt(gp_row), ratio])
     print(f"trainer.step of resnet18_v1 ({values / 1e6:.1f}M values, SGD momentum 0.9, wd 1e-4)"
-          f", ms: median (fastest); {cpus} CPUs, load average {os.getloadavg()[0]:.2f}")
+          f", ms: median (fastest); {cpus} CPUs ({cpu_model()}), "
+          f"load average {os.getloadavg()[0]:.2f}")
     print(table(rows, ["threads", "MXNet", "gluonport", "gluonport/MXNet"]))
 
 
