@@ -10,7 +10,7 @@ as in ``bench_train.py``). The child sets up ``bench_train.py``'s step (its mode
 SGD update, both blocks hybridized on onnxruntime), runs ``--warmup`` steps, then ``--steps``
 steps with onnxruntime's profiler on (``SessionOptions.enable_profiling``),
 and reads back the profile of every session: per graph (net forward, loss forward, loss
-backward, net backward: the order the first step makes their sessions in) the mean time of
+backward, net backward: the order the last step runs them in) the mean time of
 ``model_run`` and of each operator type's kernels per step, the warm-up runs left out.
 
 The table gives, per graph and operator type, milliseconds per step at each thread count and
@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-#: the graphs of a hybridized step, in the order their sessions are made on the first step
+#: the graphs of a hybridized step, in the order a step runs them
 GRAPHS = ("net forward", "loss forward", "loss backward", "net backward")
 
 
@@ -64,6 +64,22 @@ def _read_profile(path: str, skip: int) -> tuple[float, dict, int]:
     return sum(e["dur"] for e in runs) / n / 1e3, dict(by_op), len(nodes) // n
 
 
+def _record_runs() -> list[int]:
+    """A list to which every onnxruntime session run appends its session's ``id``."""
+    import onnxruntime as ort
+
+    ran: list[int] = []
+    for method in ("run", "run_with_iobinding"):
+        plain = getattr(ort.InferenceSession, method)
+
+        def run(self, *args, _plain=plain, **kwargs):
+            ran.append(id(self))
+            return _plain(self, *args, **kwargs)
+
+        setattr(ort.InferenceSession, method, run)
+    return ran
+
+
 def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
     """Run in the child: profile ``steps`` training steps and print a JSON summary."""
     import bench_train as b
@@ -81,23 +97,32 @@ def child(name: str, batch: int, steps: int, warmup: int, out_dir: str) -> None:
         return so
 
     RuntimeOptions.session_options = session_options  # type: ignore[method-assign]
+    ran = _record_runs()
     # bench_train's step (warm-up steps run there: profiled too, left out by _read_profile)
     step, res, _ = b._setup("gluonport", name, batch, "hybrid_ort", warmup, "sce")
     if "na" in res:
         raise SystemExit(f"{name}: {res['na']}")
     phases = []
     for _ in range(steps):
+        ran.clear()
         step()
         phases.append(step.phases)
-    files = []
-    for obj in gc.get_objects():  # every onnxruntime session of the step
-        if type(obj).__name__ == "InferenceSession":
-            files.append(obj.end_profiling())
+    # every onnxruntime session of the process, in the order the last step ran them (a
+    # session is remade when the reuse pairing adds outputs, so creation order is not it)
+    rank = {sid: k for k, sid in enumerate(dict.fromkeys(ran))}
+    sessions = [obj for obj in gc.get_objects() if type(obj).__name__ == "InferenceSession"]
+    sessions.sort(key=lambda sess: rank.get(id(sess), len(rank)))
+    named = len(rank) == len(GRAPHS)
     graphs = []
-    files = sorted(p for p in files if p and os.path.exists(p))
-    for k, path in enumerate(files):
+    for k, sess in enumerate(sessions):
+        path = sess.end_profiling()
+        if not path or not os.path.exists(path):
+            continue
         run_ms, by_op, n_nodes = _read_profile(path, max(warmup, 1))  # _setup runs >= 1
-        kind = GRAPHS[k] if len(files) == len(GRAPHS) else f"graph {k}"
+        if id(sess) not in rank:
+            kind = f"graph {k} (not run in the last step)"
+        else:
+            kind = GRAPHS[k] if named else f"graph {k}"
         graphs.append({"graph": kind, "run_ms": run_ms, "ops": by_op, "nodes": n_nodes})
     med = [sorted(p[i] for p in phases)[len(phases) // 2] * 1e3 for i in range(3)]
     print(json.dumps({"graphs": graphs, "phases_ms": med}))
