@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core import heap
 from ..context import Context
 from ..errors import GluonportError, UnsupportedOpError
 from ..symbol import Symbol
@@ -70,6 +71,7 @@ class _Numpy:
                  extras: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
         """The graph's outputs (``into`` and ``extras`` are ignored: the caller copies, and
         the numpy executor's backward graph reads no forward value but the saved ones)."""
+        heap.keep_step_memory()  # a training step's memory is freed and taken again each step
         return self.plan.run({k: v for k, v in feed.items() if k in self.names},
                              is_train=training, monitor=monitor)
 
