@@ -14,8 +14,8 @@ with ``mallopt`` for that (which would switch glibc's own adaptation off), the b
 touched (no resident memory), and other C libraries just allocate and free it.
 
 Training on the numpy executor frees more than 64 MB at once at the end of a larger step;
-``keep_step_memory``, done when such a step first runs, sets glibc's trim threshold (1 GiB)
-and mmap maximum (none) with ``mallopt``.
+``keep_step_memory``, done when the numpy executor's training graphs are first built, sets
+glibc's trim threshold (1 GiB) and mmap maximum (none) with ``mallopt``.
 """
 
 from __future__ import annotations

@@ -65,13 +65,13 @@ class _Numpy:
     def __init__(self, symbol: Any):
         self.plan = GraphPlan(symbol, fuse=False)
         self.names = set(self.plan.var_slots)
+        heap.keep_step_memory()  # a training step's memory is freed and taken again each step
 
     def __call__(self, feed: Mapping[str, np.ndarray], training: bool,
                  monitor: Any = None, into: Mapping[int, np.ndarray] | None = None,
                  extras: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
         """The graph's outputs (``into`` and ``extras`` are ignored: the caller copies, and
         the numpy executor's backward graph reads no forward value but the saved ones)."""
-        heap.keep_step_memory()  # a training step's memory is freed and taken again each step
         return self.plan.run({k: v for k, v in feed.items() if k in self.names},
                              is_train=training, monitor=monitor)
 

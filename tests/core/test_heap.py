@@ -36,17 +36,20 @@ def test_freed_arrays_are_reused_without_page_faults():
     assert max(later) < 500, out.stdout
 
 
-_STEP_SCRIPT = """
-import resource
-import numpy as np
-import gluonport as mx
-from gluonport import autograd, gluon
-
-try:  # 4 KB pages, so that fresh memory's faults are counted page by page
+#: numpy's madvise(MADV_HUGEPAGE) off, so that fresh memory's faults count 4 KB pages
+_SMALL_PAGES = """
+try:
     from numpy._core.multiarray import _set_madvise_hugepage
 except ImportError:  # numpy 1.x
     from numpy.core.multiarray import _set_madvise_hugepage
 _set_madvise_hugepage(False)
+"""
+
+_STEP_SCRIPT = _SMALL_PAGES + """
+import resource
+import numpy as np
+import gluonport as mx
+from gluonport import autograd, gluon
 
 class LM(gluon.HybridBlock):  # bench_train.py's language model
     def __init__(self):
@@ -95,16 +98,11 @@ def test_numpy_executor_training_steps_keep_their_memory():
     assert max(later) < 1000, out.stdout
 
 
-_LARGE_SCRIPT = """
+_LARGE_SCRIPT = _SMALL_PAGES + """
 import resource
 import numpy as np
 from gluonport._core import heap
 
-try:  # 4 KB pages, so that a fresh mapping's faults are counted page by page
-    from numpy._core.multiarray import _set_madvise_hugepage
-except ImportError:  # numpy 1.x
-    from numpy.core.multiarray import _set_madvise_hugepage
-_set_madvise_hugepage(False)
 print(heap.keep_step_memory())
 for _ in range(3):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
