@@ -269,6 +269,8 @@ def _max_grad_spatial_first(og: np.ndarray, x: np.ndarray, y: np.ndarray, kernel
     its lowest value pads, as on the channels-first route."""
     nc = x.shape[0] * x.shape[1]
     xp = _to_spatial_first(x, total, pad, np.finfo(dtype).min, "pool_x")
+    # the output and its gradient: one whole-array copy each measured faster here than
+    # _to_spatial_first's blocks (resnet18's stem 3x3/2: 3.8-4.0 against 4.1-4.3 ms a call)
     flat = [np.ascontiguousarray(a.reshape(nc, -1).T).reshape(*out_sp, nc) for a in (y, og)]
     gp = _first_max_grad(xp, flat[0], flat[1], kernel, stride, out_sp, "pool_g", lead=0)
     return _from_spatial_first(gp, pad, x.shape, dtype)
