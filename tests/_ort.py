@@ -89,18 +89,29 @@ def session(model: Any, **kwargs: Any) -> Any:
         pytest.skip(reason)
 
 
-def _avg_pool_1d(x: list[float], opset: int, **attrs: Any) -> np.ndarray:
+def _avg_pool_probe(shape: tuple[int, ...], opset: int, **attrs: Any) -> onnx.ModelProto:
+    """A one-node ``AveragePool`` model at ``opset`` over a float input of ``shape``."""
     node = helper.make_node("AveragePool", ["x"], ["y"], **attrs)
     graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [1, 1, len(x)])], [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, list(shape))], [helper.make_tensor_value_info(
             "y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
+    return model
+
+
+def _ort_probe(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    """onnxruntime's CPU output of a probe model for input ``x``."""
     opts = ort.SessionOptions()
     opts.log_severity_level = 3  # a newer onnxruntime's shape warning about the probe's output
     sess = ort.InferenceSession(model.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
-    return sess.run(None, {"x": np.asarray(x, np.float32).reshape(1, 1, -1)})[0].ravel()
+    return sess.run(None, {"x": x})[0]
+
+
+def _avg_pool_1d(x: list[float], opset: int, **attrs: Any) -> np.ndarray:
+    data = np.asarray(x, np.float32).reshape(1, 1, -1)
+    return _ort_probe(_avg_pool_probe(data.shape, opset, **attrs), data).ravel()
 
 
 @functools.cache
@@ -151,18 +162,10 @@ def avgpool_uneven_pads_differ(opset: int) -> str | None:
     it agrees. onnxruntime 1.23 (the newest for Python 3.10) differs from AveragePool-19 on."""
     from onnx.reference import ReferenceEvaluator
 
-    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
-                            pads=[1, 1, 2, 2], count_include_pad=1)
-    graph = helper.make_graph([node], "probe", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [1, 1, 6, 6])], [helper.make_tensor_value_info(
-            "y", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
     x = np.arange(1, 37, dtype=np.float32).reshape(1, 1, 6, 6)
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    got = ort.InferenceSession(model.SerializeToString(), opts,
-                               providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    model = _avg_pool_probe(x.shape, opset, kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[1, 1, 2, 2], count_include_pad=1)
+    got = _ort_probe(model, x)
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
     if got.shape == want.shape and np.allclose(got, want):
         return None
